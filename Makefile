@@ -1,0 +1,67 @@
+# devmem TCP for Linux 6.1: build, boot and test the series.
+#
+#   make demo       set up everything, boot the guest, run the demo
+#   make check      build the debug kernel and selftests, run every test
+#   make vm CMD=..  run one command in the guest (FLAVOR=debug|prod)
+#   make refresh    write commits made in build/linux back to patches/
+#
+# See README.md.
+
+TOP      := $(CURDIR)
+BUILD    := $(TOP)/build
+SRC      := $(BUILD)/linux
+FLAVOR   ?= debug
+OBJ       = $(BUILD)/obj-$(FLAVOR)
+JOBS     ?= $(shell nproc)
+CMD      ?= uname -a
+
+export BUILD FLAVOR
+export CCACHE_BASEDIR := $(TOP)
+export CCACHE_DIR ?= $(HOME)/.cache/devmem-ccache
+export PATH := /usr/lib/ccache:$(PATH)
+
+CONFIGS_debug := x86_64_defconfig devmem.config devmem-debug.config
+CONFIGS_prod  := x86_64_defconfig devmem.config
+
+.PHONY: all deps tree config kernel selftests vm demo check refresh clean help
+.DEFAULT_GOAL := help
+
+help:
+	@sed -n '2,9p' Makefile | sed 's/^# \{0,1\}//'
+
+# Installs the packages below as root when any is missing (apt-get).
+deps:
+	@$(TOP)/mk/deps.sh
+
+# build/linux: the 6.1 base + patches/series + the files this repo adds.
+tree: deps
+	@$(TOP)/mk/prepare-tree.sh
+
+config: tree
+	@mkdir -p $(OBJ)
+	@$(TOP)/mk/config.sh $(SRC) $(OBJ) $(CONFIGS_$(FLAVOR))
+
+kernel: config
+	@echo "kernel: building $(FLAVOR) kernel in $(OBJ)"
+	@$(MAKE) -s -C $(SRC) O=$(OBJ) -j$(JOBS) bzImage
+	@echo "kernel: $$(cat $(OBJ)/include/config/kernel.release) at $(OBJ)/arch/x86/boot/bzImage"
+
+selftests: config
+	@$(TOP)/mk/selftests.sh $(SRC) $(BUILD)
+
+vm:
+	@$(TOP)/vm/run -- sh -c '$(CMD)'
+
+demo:
+	@$(MAKE) -s FLAVOR=$(if $(filter command line,$(origin FLAVOR)),$(FLAVOR),prod) kernel selftests
+	@$(TOP)/mk/demo.sh $(if $(filter command line,$(origin FLAVOR)),$(FLAVOR),prod)
+
+check:
+	@$(MAKE) -s FLAVOR=debug kernel selftests
+	@$(TOP)/mk/check.sh
+
+refresh:
+	@$(TOP)/mk/refresh.sh
+
+clean:
+	rm -rf $(BUILD)

@@ -1,0 +1,57 @@
+#!/bin/bash
+# make check: run the selftests in the guest (debug kernel), then the tests
+# of the guest runner itself on the host; print TAP and a closing
+# "N passed, N failed[, N skipped]" line.  Exit non-zero on any failure.
+set -uo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+build=${BUILD:-$top/build}
+out=$build/check
+mkdir -p "$out"
+: > "$out/results.tap"
+
+tap() { echo "$*" | tee -a "$out/results.tap"; }
+n=0
+
+# 1. The selftests, in one boot of the debug kernel.
+expected=$(grep -c . "$build"/selftests/kselftest-list.txt)
+echo "check: running $expected selftest(s) in the guest"
+FLAVOR=debug "$top"/vm/run -l "$build"/vm/check -- \
+	"$build"/selftests/run_kselftest.sh > "$out/guest.tap"
+vmrc=$?
+cat "$out/guest.tap"
+grep -E '^(not )?ok ' "$out/guest.tap" | sed 's/^\(\(not \)\{0,1\}ok\) [0-9]*/\1/' > "$out/guest.results"
+got=$(wc -l < "$out/guest.results")
+while read -r line; do
+	n=$((n + 1))
+	echo "${line/ok/ok $n}" >> "$out/results.tap"
+done < "$out/guest.results"
+if [ "$got" -lt "$expected" ]; then
+	n=$((n + 1))
+	tap "not ok $n guest: $((expected - got)) selftest(s) did not report (guest died?)"
+fi
+n=$((n + 1))
+case $vmrc in
+124|125|126) tap "not ok $n guest: kernel log clean and guest finished (vm/run exit $vmrc)" ;;
+*) tap "ok $n guest: kernel log clean and guest finished" ;;
+esac
+
+# 2. The runner itself: it must be able to fail.
+for t in "$top"/vm/tests/*.sh; do
+	name=$(basename "$t" .sh)
+	n=$((n + 1))
+	if "$t" > "$out/host-$name.log" 2>&1; then
+		tap "ok $n host: $name"
+	else
+		sed 's/^/# /' "$out/host-$name.log"
+		tap "not ok $n host: $name"
+	fi
+done
+
+pass=$(grep -c '^ok ' "$out/results.tap" | tr -d ' ')
+skip=$(grep -c '^ok .*# SKIP' "$out/results.tap" | tr -d ' ')
+fail=$(grep -c '^not ok ' "$out/results.tap" | tr -d ' ')
+pass=$((pass - skip))
+summary="$pass passed, $fail failed"
+[ "$skip" -gt 0 ] && summary+=", $skip skipped"
+echo "$summary"
+[ "$fail" -eq 0 ]

@@ -1,0 +1,110 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Test topology for devmem TCP in the QEMU guest: the first igb NIC (lowest
+# PCI address) goes into network namespace $SRV_NS, the second into $CLI_NS,
+# with IPv6 and IPv4 addresses, so traffic between the namespaces crosses
+# the emulated wire.
+#
+# Source it and call topo_setup / topo_teardown, or run it:
+#   topology.sh setup     prints the variables below as NAME=value lines
+#   topology.sh teardown
+
+SRV_NS=${SRV_NS:-devmem-srv}
+CLI_NS=${CLI_NS:-devmem-cli}
+SRV_ADDR6=2001:db8::1
+CLI_ADDR6=2001:db8::2
+SRV_ADDR4=192.0.2.1
+CLI_ADDR4=192.0.2.2
+
+# igb interfaces in the current namespace, ordered by PCI address.
+topo_igb_ifaces()
+{
+	local dev drv
+
+	for dev in /sys/class/net/*; do
+		[ -e "$dev/device/driver" ] || continue
+		drv=$(basename "$(readlink "$dev/device/driver")")
+		[ "$drv" = igb ] || continue
+		echo "$(basename "$(readlink "$dev/device")") $(basename "$dev")"
+	done | sort | cut -d' ' -f2
+}
+
+# Wait (up to $2 tenths of a second) for a command to succeed.
+topo_wait()
+{
+	local cmd=$1 tries=$2
+
+	while ! eval "$cmd" >/dev/null 2>&1; do
+		tries=$((tries - 1))
+		[ "$tries" -gt 0 ] || return 1
+		sleep 0.1
+	done
+}
+
+topo_teardown()
+{
+	ip netns del "$SRV_NS" 2>/dev/null
+	ip netns del "$CLI_NS" 2>/dev/null
+	# Deleting a namespace hands its physical devices back asynchronously.
+	topo_wait '[ "$(topo_igb_ifaces | wc -l)" -ge 2 ]' 100
+}
+
+# Sets SRV_IF and CLI_IF.
+topo_setup()
+{
+	local ifaces
+
+	topo_teardown || { echo "topology: fewer than two igb NICs" >&2; return 1; }
+	ifaces=$(topo_igb_ifaces)
+	SRV_IF=$(echo "$ifaces" | sed -n 1p)
+	CLI_IF=$(echo "$ifaces" | sed -n 2p)
+
+	ip netns add "$SRV_NS" || return 1
+	ip netns add "$CLI_NS" || return 1
+	topo_ns_setup "$SRV_NS" "$SRV_IF" "$SRV_ADDR6" "$SRV_ADDR4" || return 1
+	topo_ns_setup "$CLI_NS" "$CLI_IF" "$CLI_ADDR6" "$CLI_ADDR4" || return 1
+	topo_wait "ip -n $SRV_NS link show $SRV_IF | grep -q LOWER_UP" 200 &&
+		topo_wait "ip -n $CLI_NS link show $CLI_IF | grep -q LOWER_UP" 200 ||
+		{ echo "topology: link did not come up" >&2; return 1; }
+	topo_wait "ip netns exec $CLI_NS ping -c1 -W1 $SRV_ADDR6" 100 &&
+		topo_wait "ip netns exec $CLI_NS ping -c1 -W1 $SRV_ADDR4" 100 ||
+		{ echo "topology: no ping across the wire" >&2; return 1; }
+	export SRV_IF CLI_IF
+}
+
+topo_ns_setup()
+{
+	local ns=$1 dev=$2 addr6=$3 addr4=$4
+
+	ip link set "$dev" netns "$ns" &&
+		ip -n "$ns" link set lo up &&
+		ip -n "$ns" link set "$dev" up &&
+		ip -n "$ns" addr add "$addr6/64" dev "$dev" nodad &&
+		ip -n "$ns" addr add "$addr4/24" dev "$dev"
+}
+
+# ethtool -S counter $3 of device $2 in namespace $1.
+topo_stat()
+{
+	ip netns exec "$1" ethtool -S "$2" | awk -v k="$3:" '$1 == k { print $2 }'
+}
+
+if [ "${BASH_SOURCE[0]}" = "$0" ]; then
+	case ${1:-} in
+	setup)
+		topo_setup || exit 1
+		printf 'SRV_NS=%s\nCLI_NS=%s\nSRV_IF=%s\nCLI_IF=%s\n' \
+			"$SRV_NS" "$CLI_NS" "$SRV_IF" "$CLI_IF"
+		printf 'SRV_ADDR6=%s\nCLI_ADDR6=%s\nSRV_ADDR4=%s\nCLI_ADDR4=%s\n' \
+			"$SRV_ADDR6" "$CLI_ADDR6" "$SRV_ADDR4" "$CLI_ADDR4"
+		;;
+	teardown)
+		topo_teardown
+		;;
+	*)
+		echo "usage: $0 setup|teardown" >&2
+		exit 2
+		;;
+	esac
+fi
