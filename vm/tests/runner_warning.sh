@@ -3,7 +3,7 @@
 # command itself succeeds.
 top=$(cd "$(dirname "$0")/../.." && pwd)
 log=${BUILD:-$top/build}/vm/runner-warning
-FLAVOR=debug "$top"/vm/run -q -l "$log" -- \
+VM_KMEMLEAK=0 FLAVOR=debug "$top"/vm/run -q -l "$log" -- \
 	sh -c 'echo WARNING > /sys/kernel/debug/provoke-crash/DIRECT'
 rc=$?
 echo "vm/run with an lkdtm WARNING: exit $rc"
