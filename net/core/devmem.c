@@ -1,0 +1,452 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Device memory TCP: dma-buf bindings and their page pool memory provider.
+ *
+ * A binding attaches a dma-buf to a network device's DMA device, maps it,
+ * and splits every scatter entry of the mapping into page-sized struct
+ * net_iov kept in a gen_pool. Bound RX queues get a page pool whose
+ * buffers come from that gen_pool, so the NIC writes payload straight
+ * into the dma-buf.
+ */
+
+#include <linux/dma-buf.h>
+#include <linux/genalloc.h>
+#include <linux/mm.h>
+#include <linux/netdevice.h>
+#include <linux/rtnetlink.h>
+#include <linux/scatterlist.h>
+#include <linux/slab.h>
+#include <net/netdev_queues.h>
+#include <net/netlink.h>
+#include <net/netmem.h>
+#include <net/page_pool.h>
+
+#include "devmem.h"
+
+/* gen_pool returns 0 for "nothing left", so chunks are added at their
+ * dma-buf offset plus this bias: offset 0 must be a valid address.
+ */
+#define NET_DEVMEM_GENPOOL_BIAS		PAGE_SIZE
+
+/* Bindings by id. The xarray's lock protects the map; see the lock rules
+ * at struct net_devmem_dmabuf_binding.
+ */
+static DEFINE_XARRAY_FLAGS(net_devmem_dmabuf_bindings, XA_FLAGS_ALLOC1);
+static u32 net_devmem_next_id;
+
+static const struct memory_provider_ops dmabuf_devmem_ops;
+
+static void net_devmem_free_chunk_owner(struct gen_pool *genpool,
+					struct gen_pool_chunk *chunk,
+					void *not_used)
+{
+	struct dmabuf_genpool_chunk_owner *owner = chunk->owner;
+
+	kvfree(owner->area.niovs);
+	kfree(owner);
+}
+
+static void net_devmem_dmabuf_binding_free(struct net_devmem_dmabuf_binding *binding)
+{
+	if (binding->chunk_pool) {
+		gen_pool_for_each_chunk(binding->chunk_pool,
+					net_devmem_free_chunk_owner, NULL);
+		gen_pool_destroy(binding->chunk_pool);
+	}
+	xa_destroy(&binding->bound_rxqs);
+	dma_buf_put(binding->dmabuf);
+	kfree_rcu(binding, rcu);
+}
+
+/**
+ * net_devmem_dmabuf_binding_put() - drop a reference on a binding
+ * @binding: the binding
+ *
+ * Frees the binding with its last reference; by then it is unmapped and
+ * every net_iov is back in its gen_pool.
+ */
+void net_devmem_dmabuf_binding_put(struct net_devmem_dmabuf_binding *binding)
+{
+	if (refcount_dec_and_test(&binding->ref))
+		net_devmem_dmabuf_binding_free(binding);
+}
+
+static void net_devmem_dmabuf_binding_get(struct net_devmem_dmabuf_binding *binding)
+{
+	refcount_inc(&binding->ref);
+}
+
+/* Unmaps the dma-buf and lets go of the device. The device's queues no
+ * longer use the binding when this runs. RTNL held.
+ */
+static void net_devmem_release_dev(struct net_devmem_dmabuf_binding *binding)
+{
+	ASSERT_RTNL();
+	if (!binding->dev)
+		return;
+	if (binding->sgt)
+		dma_buf_unmap_attachment(binding->attachment, binding->sgt,
+					 DMA_FROM_DEVICE);
+	dma_buf_detach(binding->dmabuf, binding->attachment);
+	binding->sgt = NULL;
+	binding->attachment = NULL;
+	netdev_put(binding->dev, &binding->dev_tracker);
+	binding->dev = NULL;
+}
+
+/* Returns every bound RX queue to host memory. RTNL held. */
+static void net_devmem_unbind_queues(struct net_devmem_dmabuf_binding *binding)
+{
+	struct pp_memory_provider_params mp_params = {
+		.mp_ops = &dmabuf_devmem_ops,
+		.mp_priv = binding,
+	};
+	unsigned long rxq_idx;
+	void *entry;
+
+	xa_for_each(&binding->bound_rxqs, rxq_idx, entry) {
+		net_mp_close_rxq(binding->dev, rxq_idx, &mp_params);
+		xa_erase(&binding->bound_rxqs, rxq_idx);
+	}
+}
+
+/**
+ * net_devmem_unbind_dmabuf() - undo net_devmem_bind_dmabuf()
+ * @binding: the binding
+ *
+ * Returns the bound queues to host memory, unmaps the dma-buf, removes
+ * the id and drops the owner's reference. The binding itself is freed
+ * once the last net_iov handed out (to skbs or user-space tokens) comes
+ * back. Caller holds RTNL.
+ */
+void net_devmem_unbind_dmabuf(struct net_devmem_dmabuf_binding *binding)
+{
+	ASSERT_RTNL();
+	xa_erase(&net_devmem_dmabuf_bindings, binding->id);
+	if (binding->dev)
+		net_devmem_unbind_queues(binding);
+	net_devmem_release_dev(binding);
+	net_devmem_dmabuf_binding_put(binding);
+}
+
+/* Splits one mapped scatter entry into net_iovs and adds it to the pool. */
+static int net_devmem_add_chunk(struct net_devmem_dmabuf_binding *binding,
+				dma_addr_t dma_addr, size_t len,
+				unsigned long offset, int nid,
+				struct netlink_ext_ack *extack)
+{
+	struct dmabuf_genpool_chunk_owner *owner;
+	size_t i;
+	int err;
+
+	/* The exporter's geometry is not trusted: a net_iov is one page. */
+	if (!len || !PAGE_ALIGNED(len) || !PAGE_ALIGNED(dma_addr)) {
+		NL_SET_ERR_MSG(extack,
+			       "The dma-buf has a scatter entry that is not page aligned");
+		return -EINVAL;
+	}
+
+	owner = kzalloc_node(sizeof(*owner), GFP_KERNEL, nid);
+	if (!owner)
+		return -ENOMEM;
+	owner->area.base_virtual = offset;
+	owner->area.num_niovs = len >> PAGE_SHIFT;
+	owner->base_dma_addr = dma_addr;
+	owner->binding = binding;
+	owner->area.niovs = kvcalloc(owner->area.num_niovs,
+				     sizeof(*owner->area.niovs), GFP_KERNEL);
+	if (!owner->area.niovs) {
+		kfree(owner);
+		return -ENOMEM;
+	}
+	for (i = 0; i < owner->area.num_niovs; i++) {
+		owner->area.niovs[i].owner = &owner->area;
+		owner->area.niovs[i].dma_addr = dma_addr + (i << PAGE_SHIFT);
+	}
+
+	err = gen_pool_add_owner(binding->chunk_pool,
+				 offset + NET_DEVMEM_GENPOOL_BIAS, dma_addr,
+				 len, nid, owner);
+	if (err) {
+		kvfree(owner->area.niovs);
+		kfree(owner);
+		return err;
+	}
+	return 0;
+}
+
+static int net_devmem_map_dmabuf(struct net_devmem_dmabuf_binding *binding,
+				 struct netlink_ext_ack *extack)
+{
+	int nid = dev_to_node(&binding->dev->dev);
+	unsigned long offset = 0;
+	struct scatterlist *sg;
+	unsigned int i;
+	int err;
+
+	binding->attachment = dma_buf_attach(binding->dmabuf,
+					     binding->dev->dev.parent);
+	if (IS_ERR(binding->attachment)) {
+		err = PTR_ERR(binding->attachment);
+		binding->attachment = NULL;
+		NL_SET_ERR_MSG(extack, "Cannot attach the dma-buf to the device");
+		return err;
+	}
+
+	binding->sgt = dma_buf_map_attachment(binding->attachment,
+					      DMA_FROM_DEVICE);
+	if (IS_ERR(binding->sgt)) {
+		err = PTR_ERR(binding->sgt);
+		binding->sgt = NULL;
+		NL_SET_ERR_MSG(extack, "Cannot map the dma-buf for the device");
+		return err;
+	}
+
+	binding->chunk_pool = gen_pool_create(PAGE_SHIFT, nid);
+	if (!binding->chunk_pool)
+		return -ENOMEM;
+
+	for_each_sgtable_dma_sg(binding->sgt, sg, i) {
+		err = net_devmem_add_chunk(binding, sg_dma_address(sg),
+					   sg_dma_len(sg), offset, nid, extack);
+		if (err)
+			return err;
+		offset += sg_dma_len(sg);
+	}
+	if (!offset) {
+		NL_SET_ERR_MSG(extack, "The dma-buf mapping is empty");
+		return -EINVAL;
+	}
+	binding->size = offset;
+	binding->num_pages = offset >> PAGE_SHIFT;
+	return 0;
+}
+
+/**
+ * net_devmem_bind_dmabuf() - map a dma-buf for a network device
+ * @dev: the device; RTNL held
+ * @dmabuf_fd: file descriptor of the dma-buf, in the caller's fd table
+ * @owner_net: netns of the netlink socket the binding belongs to
+ * @owner_portid: port id of that socket
+ * @extack: where to say why it failed
+ *
+ * Return: a binding with an id and one reference (the owner's), not yet
+ * used by any queue; or an ERR_PTR.
+ */
+struct net_devmem_dmabuf_binding *
+net_devmem_bind_dmabuf(struct net_device *dev, unsigned int dmabuf_fd,
+		       struct net *owner_net, u32 owner_portid,
+		       struct netlink_ext_ack *extack)
+{
+	struct net_devmem_dmabuf_binding *binding;
+	struct dma_buf *dmabuf;
+	int err;
+
+	ASSERT_RTNL();
+	dmabuf = dma_buf_get(dmabuf_fd);
+	if (IS_ERR(dmabuf)) {
+		NL_SET_ERR_MSG(extack, "The file descriptor is not a dma-buf");
+		return ERR_CAST(dmabuf);
+	}
+
+	binding = kzalloc_node(sizeof(*binding), GFP_KERNEL,
+			       dev_to_node(&dev->dev));
+	if (!binding) {
+		dma_buf_put(dmabuf);
+		return ERR_PTR(-ENOMEM);
+	}
+	binding->dmabuf = dmabuf;
+	binding->dev = dev;
+	netdev_hold(dev, &binding->dev_tracker, GFP_KERNEL);
+	refcount_set(&binding->ref, 1);
+	xa_init(&binding->bound_rxqs);
+	binding->owner_net = owner_net;
+	binding->owner_portid = owner_portid;
+
+	err = net_devmem_map_dmabuf(binding, extack);
+	if (err)
+		goto err_free;
+
+	err = xa_alloc_cyclic(&net_devmem_dmabuf_bindings, &binding->id,
+			      binding, xa_limit_32b, &net_devmem_next_id,
+			      GFP_KERNEL);
+	if (err < 0)
+		goto err_free;
+
+	return binding;
+
+err_free:
+	net_devmem_release_dev(binding);
+	net_devmem_dmabuf_binding_free(binding);
+	return ERR_PTR(err);
+}
+
+/**
+ * net_devmem_bind_dmabuf_to_queue() - use a binding as an RX queue's memory
+ * @dev: the device the binding was made for; RTNL held
+ * @rxq_idx: index of the RX queue
+ * @binding: the binding
+ * @extack: where to say why it failed
+ *
+ * Installs the dma-buf memory provider on the queue and restarts it, so
+ * the driver's new page pool hands out the binding's net_iovs.
+ *
+ * Return: 0, or a negative errno with the queue left as it was.
+ */
+int net_devmem_bind_dmabuf_to_queue(struct net_device *dev, u32 rxq_idx,
+				    struct net_devmem_dmabuf_binding *binding,
+				    struct netlink_ext_ack *extack)
+{
+	struct pp_memory_provider_params mp_params = {
+		.mp_ops = &dmabuf_devmem_ops,
+		.mp_priv = binding,
+	};
+	int err;
+
+	ASSERT_RTNL();
+	if (dev != binding->dev) {
+		NL_SET_ERR_MSG(extack, "The dma-buf is bound to another device");
+		return -EINVAL;
+	}
+	err = xa_insert(&binding->bound_rxqs, rxq_idx, xa_mk_value(rxq_idx),
+			GFP_KERNEL);
+	if (err == -EBUSY) {
+		NL_SET_ERR_MSG(extack, "An RX queue is listed twice");
+		return -EINVAL;
+	}
+	if (err)
+		return err;
+
+	err = net_mp_open_rxq(dev, rxq_idx, &mp_params, extack);
+	if (err)
+		xa_erase(&binding->bound_rxqs, rxq_idx);
+	return err;
+}
+
+/**
+ * net_devmem_unbind_owner() - unbind what a netlink socket bound
+ * @net: the socket's network namespace
+ * @portid: the socket's port id
+ *
+ * Called when a netlink socket is released (also when its process dies):
+ * every binding it made is unbound. Takes RTNL.
+ */
+void net_devmem_unbind_owner(struct net *net, u32 portid)
+{
+	struct net_devmem_dmabuf_binding *binding;
+	unsigned long id;
+
+	if (xa_empty(&net_devmem_dmabuf_bindings))
+		return;
+
+	rtnl_lock();
+	xa_for_each(&net_devmem_dmabuf_bindings, id, binding) {
+		if (binding->owner_portid == portid &&
+		    net_eq(binding->owner_net, net))
+			net_devmem_unbind_dmabuf(binding);
+	}
+	rtnl_unlock();
+}
+
+/**
+ * net_devmem_rxq_binding_id() - id of the dma-buf bound to an RX queue
+ * @rxq: the queue; RTNL held
+ *
+ * Return: the binding id, or 0 when the queue uses host memory.
+ */
+u32 net_devmem_rxq_binding_id(struct netdev_rx_queue *rxq)
+{
+	struct net_devmem_dmabuf_binding *binding;
+
+	ASSERT_RTNL();
+	if (rxq->mp_params.mp_ops != &dmabuf_devmem_ops)
+		return 0;
+	binding = rxq->mp_params.mp_priv;
+	return binding->id;
+}
+
+/* A device going away takes its bindings' mappings with it: its queues
+ * are already stopped, so nothing is restarted; sockets that still hold
+ * net_iovs keep the binding (not the device) alive.
+ */
+static int net_devmem_netdev_event(struct notifier_block *nb,
+				   unsigned long event, void *ptr)
+{
+	struct net_device *dev = netdev_notifier_info_to_dev(ptr);
+	struct net_devmem_dmabuf_binding *binding;
+	unsigned long id;
+
+	if (event != NETDEV_UNREGISTER)
+		return NOTIFY_DONE;
+
+	xa_for_each(&net_devmem_dmabuf_bindings, id, binding) {
+		if (binding->dev != dev)
+			continue;
+		net_devmem_unbind_queues(binding);
+		net_devmem_release_dev(binding);
+	}
+	return NOTIFY_OK;
+}
+
+static struct notifier_block net_devmem_netdev_nb = {
+	.notifier_call = net_devmem_netdev_event,
+};
+
+/* ---- the page pool memory provider ---------------------------------- */
+
+static int mp_dmabuf_devmem_init(struct page_pool *pool)
+{
+	struct net_devmem_dmabuf_binding *binding = pool->mp_priv;
+
+	/* A net_iov is one page: no compound buffers. */
+	if (pool->p.order)
+		return -E2BIG;
+	if (pool->p.pool_size > binding->num_pages)
+		return -ENOSPC;
+	net_devmem_dmabuf_binding_get(binding);
+	return 0;
+}
+
+static struct net_iov *mp_dmabuf_devmem_alloc(struct page_pool *pool,
+					      gfp_t gfp)
+{
+	struct net_devmem_dmabuf_binding *binding = pool->mp_priv;
+	struct dmabuf_genpool_chunk_owner *owner;
+	unsigned long addr, idx;
+
+	addr = gen_pool_alloc_owner(binding->chunk_pool, PAGE_SIZE,
+				    (void **)&owner);
+	if (!addr)
+		return NULL;
+	idx = (addr - NET_DEVMEM_GENPOOL_BIAS - owner->area.base_virtual) >>
+	      PAGE_SHIFT;
+	return &owner->area.niovs[idx];
+}
+
+static void mp_dmabuf_devmem_release(struct page_pool *pool,
+				     struct net_iov *niov)
+{
+	struct net_devmem_dmabuf_binding *binding = pool->mp_priv;
+
+	gen_pool_free(binding->chunk_pool,
+		      net_iov_virtual_addr(niov) + NET_DEVMEM_GENPOOL_BIAS,
+		      PAGE_SIZE);
+}
+
+static void mp_dmabuf_devmem_destroy(struct page_pool *pool)
+{
+	net_devmem_dmabuf_binding_put(pool->mp_priv);
+}
+
+static const struct memory_provider_ops dmabuf_devmem_ops = {
+	.init			= mp_dmabuf_devmem_init,
+	.destroy		= mp_dmabuf_devmem_destroy,
+	.alloc			= mp_dmabuf_devmem_alloc,
+	.release		= mp_dmabuf_devmem_release,
+};
+
+static int __init net_devmem_init(void)
+{
+	return register_netdevice_notifier(&net_devmem_netdev_nb);
+}
+subsys_initcall(net_devmem_init);

@@ -1,0 +1,1053 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Raw generic netlink, netdev devmem commands, ethtool
+ * tcp-data-split and udmabuf helpers for the devmem TCP selftests.
+ *
+ * See devmem_lib.h for the conventions (negative errno returns, extack).
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <net/if.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <linux/dma-buf.h>
+#include <linux/udmabuf.h>
+
+#include "devmem_lib.h"
+
+#ifndef MFD_ALLOW_SEALING
+#define MFD_ALLOW_SEALING	0x0002U
+#endif
+#ifndef F_ADD_SEALS
+#define F_ADD_SEALS		1033
+#endif
+#ifndef F_SEAL_SHRINK
+#define F_SEAL_SHRINK		0x0002
+#endif
+#ifndef SOL_NETLINK
+#define SOL_NETLINK		270
+#endif
+
+/* ---------------------------------------------------------------------- */
+/* Request building                                                         */
+/* ---------------------------------------------------------------------- */
+
+/*
+ * nl_msg_init - start a generic netlink request: nlmsghdr (type @family_id,
+ * NLM_F_REQUEST | @flags) and genlmsghdr (@cmd, @version).  Sequence number
+ * and length are filled in by nl_request().
+ */
+void nl_msg_init(struct nl_msg *m, __u16 family_id, __u8 cmd, __u8 version,
+		 __u16 flags)
+{
+	struct nlmsghdr *nlh = (struct nlmsghdr *)m->buf;
+	struct genlmsghdr *genl;
+
+	memset(m->buf, 0, NLMSG_HDRLEN + GENL_HDRLEN);
+	nlh->nlmsg_type = family_id;
+	nlh->nlmsg_flags = NLM_F_REQUEST | flags;
+	genl = (struct genlmsghdr *)(m->buf + NLMSG_HDRLEN);
+	genl->cmd = cmd;
+	genl->version = version;
+	m->len = NLMSG_HDRLEN + GENL_HDRLEN;
+	m->err = 0;
+}
+
+/*
+ * nl_msg_init_family - nl_msg_init() for the family that @nl was opened
+ * for, with the version the kernel reported for it.
+ */
+void nl_msg_init_family(struct nl_msg *m, const struct nl_ctx *nl, __u8 cmd,
+			__u16 flags)
+{
+	nl_msg_init(m, nl->family_id, cmd, nl->version, flags);
+}
+
+/*
+ * nl_put - append attribute @type with @len bytes of @data (padding zeroed).
+ * Returns 0, or -EMSGSIZE (also kept in m->err) when it does not fit.
+ */
+int nl_put(struct nl_msg *m, __u16 type, const void *data, size_t len)
+{
+	size_t total = NLA_HDRLEN + len;
+	struct nlattr *a;
+
+	if (m->err)
+		return m->err;
+	if (len > UINT16_MAX - NLA_HDRLEN ||
+	    NLA_ALIGN(total) > sizeof(m->buf) - m->len) {
+		m->err = -EMSGSIZE;
+		return m->err;
+	}
+	a = (struct nlattr *)(m->buf + m->len);
+	a->nla_type = type;
+	a->nla_len = total;
+	if (len)
+		memcpy(m->buf + m->len + NLA_HDRLEN, data, len);
+	memset(m->buf + m->len + total, 0, NLA_ALIGN(total) - total);
+	m->len += NLA_ALIGN(total);
+	return 0;
+}
+
+/* nl_put_flag - append a zero-length (NLA_FLAG) attribute. */
+int nl_put_flag(struct nl_msg *m, __u16 type)
+{
+	return nl_put(m, type, NULL, 0);
+}
+
+/* nl_put_u8 - append a u8 attribute. */
+int nl_put_u8(struct nl_msg *m, __u16 type, __u8 val)
+{
+	return nl_put(m, type, &val, sizeof(val));
+}
+
+/* nl_put_u16 - append a u16 attribute (host byte order). */
+int nl_put_u16(struct nl_msg *m, __u16 type, __u16 val)
+{
+	return nl_put(m, type, &val, sizeof(val));
+}
+
+/* nl_put_u32 - append a u32 attribute (host byte order). */
+int nl_put_u32(struct nl_msg *m, __u16 type, __u32 val)
+{
+	return nl_put(m, type, &val, sizeof(val));
+}
+
+/* nl_put_u64 - append a u64 attribute (host byte order). */
+int nl_put_u64(struct nl_msg *m, __u16 type, __u64 val)
+{
+	return nl_put(m, type, &val, sizeof(val));
+}
+
+/* nl_put_str - append a NUL-terminated string attribute. */
+int nl_put_str(struct nl_msg *m, __u16 type, const char *str)
+{
+	return nl_put(m, type, str, strlen(str) + 1);
+}
+
+/*
+ * nl_nest_start - open nested attribute @type (NLA_F_NESTED is set, as
+ * strict validation wants).  Returns the nest to pass to nl_nest_end(), or
+ * NULL when the message is full (m->err is then set).
+ */
+struct nlattr *nl_nest_start(struct nl_msg *m, __u16 type)
+{
+	size_t off = m->len;
+
+	if (nl_put(m, type | NLA_F_NESTED, NULL, 0))
+		return NULL;
+	return (struct nlattr *)(m->buf + off);
+}
+
+/*
+ * nl_nest_end - close @nest: its length now covers everything appended
+ * since nl_nest_start().  Returns 0 or a negative errno.
+ */
+int nl_nest_end(struct nl_msg *m, struct nlattr *nest)
+{
+	size_t len;
+
+	if (m->err)
+		return m->err;
+	if (!nest)
+		return -EINVAL;
+	len = m->buf + m->len - (unsigned char *)nest;
+	if (len > UINT16_MAX) {
+		m->err = -EMSGSIZE;
+		return m->err;
+	}
+	nest->nla_len = len;
+	return 0;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Answer parsing                                                           */
+/* ---------------------------------------------------------------------- */
+
+/*
+ * nl_genl_attrs - the attributes of a generic netlink message: returns
+ * their start and sets *@len, or returns NULL (*@len = 0) if @nlh is too
+ * short to hold a genlmsghdr.
+ */
+const void *nl_genl_attrs(const struct nlmsghdr *nlh, size_t *len)
+{
+	if (nlh->nlmsg_len < NLMSG_HDRLEN + GENL_HDRLEN) {
+		*len = 0;
+		return NULL;
+	}
+	*len = nlh->nlmsg_len - NLMSG_HDRLEN - GENL_HDRLEN;
+	return (const char *)nlh + NLMSG_HDRLEN + GENL_HDRLEN;
+}
+
+/*
+ * nl_attr_ok - true if an attribute header and its whole payload fit in
+ * the @rem bytes that start at @a.
+ */
+bool nl_attr_ok(const struct nlattr *a, ptrdiff_t rem)
+{
+	return rem >= (ptrdiff_t)sizeof(*a) && a->nla_len >= sizeof(*a) &&
+	       a->nla_len <= rem;
+}
+
+/* nl_attr_next - the attribute after @a (check it with nl_attr_ok()). */
+const struct nlattr *nl_attr_next(const struct nlattr *a)
+{
+	return (const struct nlattr *)((const char *)a + NLA_ALIGN(a->nla_len));
+}
+
+/* nl_attr_type - type of @a without the NLA_F_NESTED/BYTEORDER flags. */
+int nl_attr_type(const struct nlattr *a)
+{
+	return a->nla_type & NLA_TYPE_MASK;
+}
+
+/* nl_attr_data - payload of @a. */
+const void *nl_attr_data(const struct nlattr *a)
+{
+	return (const char *)a + NLA_HDRLEN;
+}
+
+/* nl_attr_len - payload length of @a. */
+size_t nl_attr_len(const struct nlattr *a)
+{
+	return a->nla_len - NLA_HDRLEN;
+}
+
+/*
+ * nl_attr_parse - index the attributes in @data/@len: tb[type] points at
+ * the last attribute of each type <= @maxtype, NULL if absent.  @tb must
+ * have @maxtype + 1 entries.  Malformed trailing bytes are ignored.
+ */
+void nl_attr_parse(const struct nlattr **tb, int maxtype, const void *data,
+		   size_t len)
+{
+	const struct nlattr *a;
+
+	memset(tb, 0, sizeof(*tb) * (maxtype + 1));
+	nl_attr_for_each(a, data, len) {
+		if (nl_attr_type(a) <= maxtype)
+			tb[nl_attr_type(a)] = a;
+	}
+}
+
+/* nl_attr_get - copy a fixed-size payload; -EPROTO if it is too short. */
+static int nl_attr_get(const struct nlattr *a, void *val, size_t size)
+{
+	if (!a || nl_attr_len(a) < size)
+		return -EPROTO;
+	memcpy(val, nl_attr_data(a), size);
+	return 0;
+}
+
+/* nl_attr_get_u8 - read a u8 attribute; 0 or -EPROTO. */
+int nl_attr_get_u8(const struct nlattr *a, __u8 *val)
+{
+	return nl_attr_get(a, val, sizeof(*val));
+}
+
+/* nl_attr_get_u16 - read a u16 attribute; 0 or -EPROTO. */
+int nl_attr_get_u16(const struct nlattr *a, __u16 *val)
+{
+	return nl_attr_get(a, val, sizeof(*val));
+}
+
+/* nl_attr_get_u32 - read a u32 attribute; 0 or -EPROTO. */
+int nl_attr_get_u32(const struct nlattr *a, __u32 *val)
+{
+	return nl_attr_get(a, val, sizeof(*val));
+}
+
+/* nl_attr_get_u64 - read a u64 attribute; 0 or -EPROTO. */
+int nl_attr_get_u64(const struct nlattr *a, __u64 *val)
+{
+	return nl_attr_get(a, val, sizeof(*val));
+}
+
+/* ---------------------------------------------------------------------- */
+/* Socket, request and answer                                               */
+/* ---------------------------------------------------------------------- */
+
+/*
+ * nl_parse_ext_tlvs - pick the extended ACK attributes we use out of an
+ * NLMSG_ERROR or NLMSG_DONE: the message (copied, NUL-terminated and
+ * possibly truncated, into @extack), the offending attribute's offset and
+ * the type of a missing attribute.
+ */
+static void nl_parse_ext_tlvs(struct nl_ctx *nl, const void *data, size_t len,
+			      char *extack, size_t extack_len)
+{
+	const struct nlattr *tb[NLMSGERR_ATTR_MAX + 1];
+	__u32 val;
+
+	nl_attr_parse(tb, NLMSGERR_ATTR_MAX, data, len);
+	if (tb[NLMSGERR_ATTR_MSG] && extack && extack_len) {
+		size_t n = strnlen(nl_attr_data(tb[NLMSGERR_ATTR_MSG]),
+				   nl_attr_len(tb[NLMSGERR_ATTR_MSG]));
+
+		if (n >= extack_len)
+			n = extack_len - 1;
+		memcpy(extack, nl_attr_data(tb[NLMSGERR_ATTR_MSG]), n);
+		extack[n] = '\0';
+	}
+	if (!nl_attr_get_u32(tb[NLMSGERR_ATTR_OFFS], &val))
+		nl->bad_offs = val;
+	if (!nl_attr_get_u32(tb[NLMSGERR_ATTR_MISS_TYPE], &val))
+		nl->miss_type = val;
+}
+
+/*
+ * nl_parse_error - an NLMSG_ERROR answer: returns its error (0 for an ACK)
+ * after reading the extended ACK attributes, or -EPROTO if truncated.
+ */
+static int nl_parse_error(struct nl_ctx *nl, const struct nlmsghdr *nlh,
+			  char *extack, size_t extack_len)
+{
+	const struct nlmsgerr *e = NLMSG_DATA(nlh);
+	size_t plen = nlh->nlmsg_len - NLMSG_HDRLEN;
+	size_t off = sizeof(*e);
+
+	if (plen < sizeof(*e))
+		return -EPROTO;
+	if (nlh->nlmsg_flags & NLM_F_ACK_TLVS) {
+		/* Without NLM_F_CAPPED the whole request is echoed first. */
+		if (!(nlh->nlmsg_flags & NLM_F_CAPPED) &&
+		    e->msg.nlmsg_len > sizeof(e->msg))
+			off += e->msg.nlmsg_len - sizeof(e->msg);
+		off = NLMSG_ALIGN(off);
+		if (off < plen)
+			nl_parse_ext_tlvs(nl, (const char *)e + off, plen - off,
+					  extack, extack_len);
+	}
+	return e->error;
+}
+
+/*
+ * nl_parse_done - the NLMSG_DONE that ends a dump: returns the error the
+ * dump ended with (0 normally), reading extended ACK attributes if any.
+ */
+static int nl_parse_done(struct nl_ctx *nl, const struct nlmsghdr *nlh,
+			 char *extack, size_t extack_len)
+{
+	size_t plen = nlh->nlmsg_len - NLMSG_HDRLEN;
+	size_t off = NLMSG_ALIGN(sizeof(int));
+	int err;
+
+	if (plen < sizeof(int))
+		return 0;
+	memcpy(&err, NLMSG_DATA(nlh), sizeof(err));
+	if ((nlh->nlmsg_flags & NLM_F_ACK_TLVS) && off < plen)
+		nl_parse_ext_tlvs(nl, (const char *)NLMSG_DATA(nlh) + off,
+				  plen - off, extack, extack_len);
+	return err;
+}
+
+/*
+ * nl_recv - receive one datagram from the kernel into nl->rbuf.  Returns
+ * its length, -ETIMEDOUT after NL_TIMEOUT_SEC without an answer, -EMSGSIZE
+ * if it did not fit, or another negative errno.
+ */
+static ssize_t nl_recv(struct nl_ctx *nl)
+{
+	struct sockaddr_nl sa;
+	struct iovec iov = {
+		.iov_base = nl->rbuf,
+		.iov_len = NL_RECV_SIZE,
+	};
+	struct msghdr msg = {
+		.msg_name = &sa,
+		.msg_namelen = sizeof(sa),
+		.msg_iov = &iov,
+		.msg_iovlen = 1,
+	};
+	ssize_t n;
+
+	for (;;) {
+		msg.msg_namelen = sizeof(sa);
+		n = recvmsg(nl->fd, &msg, 0);
+		if (n >= 0)
+			break;
+		if (errno == EINTR)
+			continue;
+		if (errno == EAGAIN || errno == EWOULDBLOCK)
+			return -ETIMEDOUT;
+		return -errno;
+	}
+	if (msg.msg_flags & MSG_TRUNC)
+		return -EMSGSIZE;
+	if (sa.nl_pid != 0)	/* not from the kernel */
+		return 0;
+	return n;
+}
+
+/*
+ * nl_msg_ok - true if a whole netlink message starts at @off in the @len
+ * bytes received at @buf.
+ */
+static bool nl_msg_ok(const void *buf, size_t off, size_t len)
+{
+	const struct nlmsghdr *nlh;
+
+	if (off >= len || len - off < sizeof(*nlh))
+		return false;
+	nlh = (const struct nlmsghdr *)((const char *)buf + off);
+	return nlh->nlmsg_len >= sizeof(*nlh) && nlh->nlmsg_len <= len - off;
+}
+
+/*
+ * nl_request - send request @m and read the whole answer.  A request
+ * without NLM_F_DUMP is sent with NLM_F_ACK and ends at the kernel's
+ * NLMSG_ERROR; a dump ends at NLMSG_DONE (or an NLMSG_ERROR).  @cb, if
+ * given, is called for each other message of the answer.  Returns the
+ * kernel's error (0 on success), else @cb's error, else a local error.
+ * The extack message, if any, is copied into @extack (cleared first);
+ * nl->miss_type and nl->bad_offs are updated too.
+ */
+int nl_request(struct nl_ctx *nl, struct nl_msg *m, nl_reply_cb cb, void *arg,
+	       char *extack, size_t extack_len)
+{
+	struct nlmsghdr *req = (struct nlmsghdr *)m->buf;
+	struct sockaddr_nl kernel = { .nl_family = AF_NETLINK };
+	int cb_err = 0;
+	bool dump;
+	ssize_t n;
+
+	if (extack && extack_len)
+		extack[0] = '\0';
+	nl->miss_type = -1;
+	nl->bad_offs = -1;
+	if (nl->fd < 0)
+		return -EBADF;
+	if (m->err)
+		return m->err;
+
+	dump = (req->nlmsg_flags & NLM_F_DUMP) == NLM_F_DUMP;
+	if (!dump)
+		req->nlmsg_flags |= NLM_F_ACK;
+	req->nlmsg_len = m->len;
+	req->nlmsg_seq = ++nl->seq;
+	req->nlmsg_pid = nl->portid;
+
+	do {
+		n = sendto(nl->fd, m->buf, m->len, 0,
+			   (struct sockaddr *)&kernel, sizeof(kernel));
+	} while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -errno;
+	if ((size_t)n != m->len)
+		return -EIO;
+
+	for (;;) {
+		const struct nlmsghdr *nlh;
+		size_t off;
+
+		n = nl_recv(nl);
+		if (n < 0)
+			return n;
+		for (off = 0; nl_msg_ok(nl->rbuf, off, n);
+		     off += NLMSG_ALIGN(nlh->nlmsg_len)) {
+			int err;
+
+			nlh = (const struct nlmsghdr *)((char *)nl->rbuf + off);
+
+			/* Skip leftovers of an earlier, abandoned request. */
+			if (nlh->nlmsg_seq != req->nlmsg_seq)
+				continue;
+			switch (nlh->nlmsg_type) {
+			case NLMSG_NOOP:
+				continue;
+			case NLMSG_ERROR:
+				err = nl_parse_error(nl, nlh, extack,
+						     extack_len);
+				return err ? err : cb_err;
+			case NLMSG_DONE:
+				err = nl_parse_done(nl, nlh, extack,
+						    extack_len);
+				return err ? err : cb_err;
+			case NLMSG_OVERRUN:
+				return -EOVERFLOW;
+			default:
+				if (cb && !cb_err)
+					cb_err = cb(nlh, arg);
+				break;
+			}
+		}
+	}
+}
+
+/* Answer of CTRL_CMD_GETFAMILY: the family id and version. */
+struct genl_family_reply {
+	bool found;
+	__u16 id;
+	__u32 version;
+};
+
+/* genl_family_cb - read CTRL_ATTR_FAMILY_ID and CTRL_ATTR_VERSION. */
+static int genl_family_cb(const struct nlmsghdr *nlh, void *arg)
+{
+	const struct nlattr *tb[CTRL_ATTR_MAX + 1];
+	struct genl_family_reply *r = arg;
+	const void *attrs;
+	size_t len;
+
+	attrs = nl_genl_attrs(nlh, &len);
+	if (!attrs)
+		return -EPROTO;
+	nl_attr_parse(tb, CTRL_ATTR_MAX, attrs, len);
+	if (nl_attr_get_u16(tb[CTRL_ATTR_FAMILY_ID], &r->id))
+		return -EPROTO;
+	if (nl_attr_get_u32(tb[CTRL_ATTR_VERSION], &r->version))
+		r->version = 1;
+	r->found = true;
+	return 0;
+}
+
+/* genl_lookup - CTRL_CMD_GETFAMILY for @name: id and version. */
+static int genl_lookup(struct nl_ctx *nl, const char *name, __u16 *id,
+		       __u8 *version)
+{
+	struct genl_family_reply r = { 0 };
+	struct nl_msg *m;
+	int err;
+
+	m = malloc(sizeof(*m));
+	if (!m)
+		return -ENOMEM;
+	nl_msg_init(m, GENL_ID_CTRL, CTRL_CMD_GETFAMILY, 1, 0);
+	nl_put_str(m, CTRL_ATTR_FAMILY_NAME, name);
+	err = nl_request(nl, m, genl_family_cb, &r, NULL, 0);
+	free(m);
+	if (err)
+		return err;
+	if (!r.found)
+		return -EPROTO;
+	*id = r.id;
+	if (version)
+		*version = r.version;
+	return 0;
+}
+
+/*
+ * genl_resolve_family - id of generic netlink family @name, through the
+ * "nlctrl" family.  Returns 0, -ENOENT if the kernel has no such family,
+ * or another negative errno.
+ */
+int genl_resolve_family(struct nl_ctx *nl, const char *name, __u16 *id_out)
+{
+	return genl_lookup(nl, name, id_out, NULL);
+}
+
+/*
+ * nl_open - open a NETLINK_GENERIC socket with extended and capped ACKs
+ * and a receive timeout and, if @family is not NULL, resolve it into
+ * nl->family_id / nl->version.  On failure nothing is left open and @nl
+ * is safe to pass to nl_close().
+ */
+int nl_open(struct nl_ctx *nl, const char *family)
+{
+	struct sockaddr_nl sa = { .nl_family = AF_NETLINK };
+	struct timeval tv = { .tv_sec = NL_TIMEOUT_SEC };
+	socklen_t salen = sizeof(sa);
+	int one = 1;
+	int err;
+
+	memset(nl, 0, sizeof(*nl));
+	nl->fd = -1;
+	nl->miss_type = -1;
+	nl->bad_offs = -1;
+	nl->version = 1;
+
+	nl->rbuf = malloc(NL_RECV_SIZE);
+	if (!nl->rbuf)
+		return -ENOMEM;
+	nl->fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_GENERIC);
+	if (nl->fd < 0)
+		goto err_errno;
+	if (setsockopt(nl->fd, SOL_NETLINK, NETLINK_EXT_ACK, &one,
+		       sizeof(one)) ||
+	    setsockopt(nl->fd, SOL_NETLINK, NETLINK_CAP_ACK, &one,
+		       sizeof(one)) ||
+	    setsockopt(nl->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)))
+		goto err_errno;
+	if (bind(nl->fd, (struct sockaddr *)&sa, sizeof(sa)) ||
+	    getsockname(nl->fd, (struct sockaddr *)&sa, &salen))
+		goto err_errno;
+	nl->portid = sa.nl_pid;
+	nl->seq = time(NULL);
+
+	if (family) {
+		err = genl_lookup(nl, family, &nl->family_id, &nl->version);
+		if (err)
+			goto err_close;
+	}
+	return 0;
+
+err_errno:
+	err = -errno;
+err_close:
+	nl_close(nl);
+	return err;
+}
+
+/*
+ * nl_close - close the socket (which drops every devmem binding made
+ * through it) and free the buffer.  Safe to call twice.
+ */
+void nl_close(struct nl_ctx *nl)
+{
+	if (nl->fd >= 0)
+		close(nl->fd);
+	nl->fd = -1;
+	free(nl->rbuf);
+	nl->rbuf = NULL;
+	nl->family_id = 0;
+}
+
+/* ---------------------------------------------------------------------- */
+/* netdev family: devmem bindings and queues                                */
+/* ---------------------------------------------------------------------- */
+
+/* devmem_nl_open - nl_open() for the "netdev" family. */
+int devmem_nl_open(struct nl_ctx *nl)
+{
+	return nl_open(nl, NETDEV_FAMILY_NAME);
+}
+
+/*
+ * devmem_msg_put_queue - append one NETDEV_A_DMABUF_QUEUES nest holding
+ * NETDEV_A_QUEUE_ID = @id and NETDEV_A_QUEUE_TYPE = @type.  A negative @id
+ * or @type leaves that attribute out (to build malformed requests).
+ */
+int devmem_msg_put_queue(struct nl_msg *m, long id, long type)
+{
+	struct nlattr *nest;
+
+	nest = nl_nest_start(m, NETDEV_A_DMABUF_QUEUES);
+	if (id >= 0)
+		nl_put_u32(m, NETDEV_A_QUEUE_ID, id);
+	if (type >= 0)
+		nl_put_u32(m, NETDEV_A_QUEUE_TYPE, type);
+	return nl_nest_end(m, nest);
+}
+
+/* Answer of a bind request: the binding id. */
+struct devmem_bind_reply {
+	bool found;
+	__u32 id;
+};
+
+/* devmem_bind_cb - read NETDEV_A_DMABUF_ID from a bind answer. */
+static int devmem_bind_cb(const struct nlmsghdr *nlh, void *arg)
+{
+	const struct nlattr *tb[NETDEV_A_DMABUF_ID + 1];
+	struct devmem_bind_reply *r = arg;
+	const void *attrs;
+	size_t len;
+
+	attrs = nl_genl_attrs(nlh, &len);
+	if (!attrs)
+		return -EPROTO;
+	nl_attr_parse(tb, NETDEV_A_DMABUF_ID, attrs, len);
+	if (nl_attr_get_u32(tb[NETDEV_A_DMABUF_ID], &r->id))
+		return -EPROTO;
+	r->found = true;
+	return 0;
+}
+
+/*
+ * devmem_bind_request - send a bind-rx/bind-tx request built by the caller
+ * (nl_msg_init_family() + attributes, possibly malformed on purpose) and
+ * read the binding id from the answer into *@id_out (if not NULL).
+ * Returns 0, the kernel's -errno (with its extack message in @extack), or
+ * -EPROTO if the kernel said yes without an id.
+ */
+int devmem_bind_request(struct nl_ctx *nl, struct nl_msg *m, __u32 *id_out,
+			char *extack, size_t extack_len)
+{
+	struct devmem_bind_reply r = { 0 };
+	int err;
+
+	err = nl_request(nl, m, devmem_bind_cb, &r, extack, extack_len);
+	if (err)
+		return err;
+	if (!r.found)
+		return -EPROTO;
+	if (id_out)
+		*id_out = r.id;
+	return 0;
+}
+
+/*
+ * devmem_bind_rx - bind dma-buf @dmabuf_fd to RX queues @queues[0..nqueues)
+ * of @ifindex (NETDEV_CMD_BIND_RX).  The binding lives as long as @nl's
+ * socket.  nqueues == 0 sends an empty queue list.  Returns 0 with the
+ * binding id in *@id_out, or a negative errno.
+ */
+int devmem_bind_rx(struct nl_ctx *nl, int ifindex, int dmabuf_fd,
+		   const unsigned int *queues, int nqueues, __u32 *id_out,
+		   char *extack, size_t extack_len)
+{
+	struct nl_msg *m;
+	int err, i;
+
+	if (nqueues < 0 || (nqueues && !queues))
+		return -EINVAL;
+	m = malloc(sizeof(*m));
+	if (!m)
+		return -ENOMEM;
+	nl_msg_init_family(m, nl, NETDEV_CMD_BIND_RX, 0);
+	nl_put_u32(m, NETDEV_A_DMABUF_IFINDEX, ifindex);
+	nl_put_u32(m, NETDEV_A_DMABUF_FD, dmabuf_fd);
+	for (i = 0; i < nqueues; i++)
+		devmem_msg_put_queue(m, queues[i], NETDEV_QUEUE_TYPE_RX);
+	err = devmem_bind_request(nl, m, id_out, extack, extack_len);
+	free(m);
+	return err;
+}
+
+/*
+ * devmem_bind_tx - bind dma-buf @dmabuf_fd for transmit on @ifindex
+ * (NETDEV_CMD_BIND_TX).  Returns 0 with the binding id in *@id_out, or a
+ * negative errno.
+ */
+int devmem_bind_tx(struct nl_ctx *nl, int ifindex, int dmabuf_fd,
+		   __u32 *id_out, char *extack, size_t extack_len)
+{
+	struct nl_msg *m;
+	int err;
+
+	m = malloc(sizeof(*m));
+	if (!m)
+		return -ENOMEM;
+	nl_msg_init_family(m, nl, NETDEV_CMD_BIND_TX, 0);
+	nl_put_u32(m, NETDEV_A_DMABUF_IFINDEX, ifindex);
+	nl_put_u32(m, NETDEV_A_DMABUF_FD, dmabuf_fd);
+	err = devmem_bind_request(nl, m, id_out, extack, extack_len);
+	free(m);
+	return err;
+}
+
+/*
+ * devmem_queue_parse - fill @q from a queue-get answer.  ID, IFINDEX and
+ * TYPE are mandatory (-EPROTO without them); NAPI_ID and DMABUF optional.
+ */
+static int devmem_queue_parse(const struct nlmsghdr *nlh,
+			      struct devmem_queue_info *q)
+{
+	const struct nlattr *tb[NETDEV_A_QUEUE_DMABUF + 1];
+	const void *attrs;
+	size_t len;
+
+	memset(q, 0, sizeof(*q));
+	attrs = nl_genl_attrs(nlh, &len);
+	if (!attrs)
+		return -EPROTO;
+	nl_attr_parse(tb, NETDEV_A_QUEUE_DMABUF, attrs, len);
+	if (nl_attr_get_u32(tb[NETDEV_A_QUEUE_ID], &q->id) ||
+	    nl_attr_get_u32(tb[NETDEV_A_QUEUE_IFINDEX], &q->ifindex) ||
+	    nl_attr_get_u32(tb[NETDEV_A_QUEUE_TYPE], &q->type))
+		return -EPROTO;
+	q->has_napi_id = !nl_attr_get_u32(tb[NETDEV_A_QUEUE_NAPI_ID],
+					  &q->napi_id);
+	q->has_dmabuf = !nl_attr_get_u32(tb[NETDEV_A_QUEUE_DMABUF],
+					 &q->dmabuf);
+	return 0;
+}
+
+/* State of devmem_queue_get(): the one answer. */
+struct devmem_queue_get_state {
+	struct devmem_queue_info *out;
+	bool found;
+};
+
+/* devmem_queue_get_cb - parse the answer of a queue-get do request. */
+static int devmem_queue_get_cb(const struct nlmsghdr *nlh, void *arg)
+{
+	struct devmem_queue_get_state *s = arg;
+	int err;
+
+	err = devmem_queue_parse(nlh, s->out);
+	if (!err)
+		s->found = true;
+	return err;
+}
+
+/*
+ * devmem_queue_get - NETDEV_CMD_QUEUE_GET (do) for queue @id of @type
+ * (NETDEV_QUEUE_TYPE_RX/TX) on @ifindex.  Returns 0 with *@out filled, or
+ * a negative errno.
+ */
+int devmem_queue_get(struct nl_ctx *nl, int ifindex, int type, int id,
+		     struct devmem_queue_info *out)
+{
+	struct devmem_queue_get_state s = { .out = out };
+	struct nl_msg *m;
+	int err;
+
+	m = malloc(sizeof(*m));
+	if (!m)
+		return -ENOMEM;
+	nl_msg_init_family(m, nl, NETDEV_CMD_QUEUE_GET, 0);
+	nl_put_u32(m, NETDEV_A_QUEUE_IFINDEX, ifindex);
+	nl_put_u32(m, NETDEV_A_QUEUE_TYPE, type);
+	nl_put_u32(m, NETDEV_A_QUEUE_ID, id);
+	err = nl_request(nl, m, devmem_queue_get_cb, &s, NULL, 0);
+	free(m);
+	if (err)
+		return err;
+	return s.found ? 0 : -EPROTO;
+}
+
+/* State of devmem_queue_dump(): the user's callback and whether it quit. */
+struct devmem_queue_dump_state {
+	devmem_queue_cb cb;
+	void *arg;
+	bool stopped;
+};
+
+/* devmem_queue_dump_cb - parse one dumped queue and hand it on. */
+static int devmem_queue_dump_cb(const struct nlmsghdr *nlh, void *arg)
+{
+	struct devmem_queue_dump_state *s = arg;
+	struct devmem_queue_info q;
+	int ret;
+
+	if (s->stopped)
+		return 0;
+	ret = devmem_queue_parse(nlh, &q);
+	if (ret)
+		return ret;
+	ret = s->cb(&q, s->arg);
+	if (ret > 0) {
+		s->stopped = true;
+		ret = 0;
+	}
+	return ret;
+}
+
+/*
+ * devmem_queue_dump - NETDEV_CMD_QUEUE_GET (dump) over the queues of
+ * @ifindex (every device when @ifindex <= 0), calling @cb for each.
+ * Returns 0, @cb's negative return, or the kernel's -errno.
+ */
+int devmem_queue_dump(struct nl_ctx *nl, int ifindex, devmem_queue_cb cb,
+		      void *arg)
+{
+	struct devmem_queue_dump_state s = { .cb = cb, .arg = arg };
+	struct nl_msg *m;
+	int err;
+
+	if (!cb)
+		return -EINVAL;
+	m = malloc(sizeof(*m));
+	if (!m)
+		return -ENOMEM;
+	nl_msg_init_family(m, nl, NETDEV_CMD_QUEUE_GET, NLM_F_DUMP);
+	if (ifindex > 0)
+		nl_put_u32(m, NETDEV_A_QUEUE_IFINDEX, ifindex);
+	err = nl_request(nl, m, devmem_queue_dump_cb, &s, NULL, 0);
+	free(m);
+	return err;
+}
+
+/* ---------------------------------------------------------------------- */
+/* ethtool netlink: tcp-data-split                                          */
+/* ---------------------------------------------------------------------- */
+
+/* devmem_ifindex - if_nametoindex() with a negative errno on failure. */
+int devmem_ifindex(const char *ifname)
+{
+	unsigned int idx;
+
+	errno = 0;
+	idx = if_nametoindex(ifname);
+	if (!idx)
+		return errno ? -errno : -ENODEV;
+	return idx;
+}
+
+/* ethtool_rings_msg - start an ethtool rings request for @ifindex. */
+static void ethtool_rings_msg(struct nl_msg *m, const struct nl_ctx *nl,
+			      __u8 cmd, int ifindex)
+{
+	struct nlattr *hdr;
+
+	nl_msg_init_family(m, nl, cmd, 0);
+	hdr = nl_nest_start(m, ETHTOOL_A_RINGS_HEADER);
+	nl_put_u32(m, ETHTOOL_A_HEADER_DEV_INDEX, ifindex);
+	nl_nest_end(m, hdr);
+}
+
+/*
+ * ethtool_set_tcp_data_split - ETHTOOL_MSG_RINGS_SET with
+ * ETHTOOL_A_RINGS_TCP_DATA_SPLIT = ENABLED (@on) or DISABLED, like
+ * "ethtool -G IF tcp-data-split on|off".  Returns 0 or a negative errno
+ * with the kernel's extack message in @extack.
+ */
+int ethtool_set_tcp_data_split(int ifindex, bool on, char *extack,
+			       size_t extack_len)
+{
+	struct nl_ctx nl;
+	struct nl_msg *m;
+	int err;
+
+	if (extack && extack_len)
+		extack[0] = '\0';
+	m = malloc(sizeof(*m));
+	if (!m)
+		return -ENOMEM;
+	err = nl_open(&nl, ETHTOOL_GENL_NAME);
+	if (err)
+		goto out_free;
+	ethtool_rings_msg(m, &nl, ETHTOOL_MSG_RINGS_SET, ifindex);
+	nl_put_u8(m, ETHTOOL_A_RINGS_TCP_DATA_SPLIT,
+		  on ? ETHTOOL_TCP_DATA_SPLIT_ENABLED :
+		       ETHTOOL_TCP_DATA_SPLIT_DISABLED);
+	err = nl_request(&nl, m, NULL, NULL, extack, extack_len);
+	nl_close(&nl);
+out_free:
+	free(m);
+	return err;
+}
+
+/* ethtool_tds_cb - read ETHTOOL_A_RINGS_TCP_DATA_SPLIT (absent: UNKNOWN). */
+static int ethtool_tds_cb(const struct nlmsghdr *nlh, void *arg)
+{
+	const struct nlattr *tb[ETHTOOL_A_RINGS_TCP_DATA_SPLIT + 1];
+	int *val = arg;
+	const void *attrs;
+	size_t len;
+	__u8 v;
+
+	attrs = nl_genl_attrs(nlh, &len);
+	if (!attrs)
+		return -EPROTO;
+	nl_attr_parse(tb, ETHTOOL_A_RINGS_TCP_DATA_SPLIT, attrs, len);
+	if (nl_attr_get_u8(tb[ETHTOOL_A_RINGS_TCP_DATA_SPLIT], &v))
+		v = ETHTOOL_TCP_DATA_SPLIT_UNKNOWN;
+	*val = v;
+	return 0;
+}
+
+/*
+ * ethtool_get_tcp_data_split - ETHTOOL_MSG_RINGS_GET for @ifindex.
+ * Returns ETHTOOL_TCP_DATA_SPLIT_UNKNOWN (0, also when the driver does not
+ * report it), _DISABLED (1) or _ENABLED (2), or a negative errno.
+ */
+int ethtool_get_tcp_data_split(int ifindex)
+{
+	struct nl_ctx nl;
+	struct nl_msg *m;
+	int val = -EPROTO;
+	int err;
+
+	m = malloc(sizeof(*m));
+	if (!m)
+		return -ENOMEM;
+	err = nl_open(&nl, ETHTOOL_GENL_NAME);
+	if (err)
+		goto out_free;
+	ethtool_rings_msg(m, &nl, ETHTOOL_MSG_RINGS_GET, ifindex);
+	err = nl_request(&nl, m, ethtool_tds_cb, &val, NULL, 0);
+	nl_close(&nl);
+out_free:
+	free(m);
+	return err ? err : val;
+}
+
+/* ---------------------------------------------------------------------- */
+/* udmabuf                                                                  */
+/* ---------------------------------------------------------------------- */
+
+/*
+ * udmabuf_create - a dma-buf of @size bytes (a multiple of the page size)
+ * backed by a sealed memfd, through /dev/udmabuf.  Returns the dma-buf fd
+ * (close-on-exec) or a negative errno.  The memfd is returned in
+ * *@memfd_out if not NULL (the caller closes it), else closed here; the
+ * dma-buf keeps its pages either way.
+ */
+int udmabuf_create(size_t size, int *memfd_out)
+{
+	struct udmabuf_create create = { 0 };
+	int memfd, devfd, buf, err;
+
+	memfd = memfd_create("devmem-udmabuf", MFD_ALLOW_SEALING | MFD_CLOEXEC);
+	if (memfd < 0)
+		return -errno;
+	if (ftruncate(memfd, size) ||
+	    fcntl(memfd, F_ADD_SEALS, F_SEAL_SHRINK) < 0) {
+		err = -errno;
+		goto err_memfd;
+	}
+	devfd = open("/dev/udmabuf", O_RDWR | O_CLOEXEC);
+	if (devfd < 0) {
+		err = -errno;
+		goto err_memfd;
+	}
+	create.memfd = memfd;
+	create.flags = UDMABUF_FLAGS_CLOEXEC;
+	create.offset = 0;
+	create.size = size;
+	buf = ioctl(devfd, UDMABUF_CREATE, &create);
+	err = -errno;
+	close(devfd);
+	if (buf < 0)
+		goto err_memfd;
+	if (memfd_out)
+		*memfd_out = memfd;
+	else
+		close(memfd);
+	return buf;
+
+err_memfd:
+	close(memfd);
+	return err;
+}
+
+/*
+ * udmabuf_map - mmap @size bytes of dma-buf @dmabuf_fd shared, read-write,
+ * into *@addr_out (for checking received data).  Returns 0 or -errno.
+ * Bracket CPU access with dmabuf_sync().
+ */
+int udmabuf_map(int dmabuf_fd, size_t size, void **addr_out)
+{
+	void *addr;
+
+	addr = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED,
+		    dmabuf_fd, 0);
+	if (addr == MAP_FAILED)
+		return -errno;
+	*addr_out = addr;
+	return 0;
+}
+
+/* udmabuf_unmap - undo udmabuf_map().  Returns 0 or -errno. */
+int udmabuf_unmap(void *addr, size_t size)
+{
+	return munmap(addr, size) ? -errno : 0;
+}
+
+/*
+ * dmabuf_sync - DMA_BUF_IOCTL_SYNC with @flags (DMA_BUF_SYNC_START or _END
+ * combined with _READ/_WRITE/_RW).  Returns 0 or -errno.
+ */
+int dmabuf_sync(int dmabuf_fd, __u64 flags)
+{
+	struct dma_buf_sync sync = { .flags = flags };
+	int ret;
+
+	do {
+		ret = ioctl(dmabuf_fd, DMA_BUF_IOCTL_SYNC, &sync);
+	} while (ret < 0 && (errno == EINTR || errno == EAGAIN));
+	return ret < 0 ? -errno : 0;
+}

@@ -1,0 +1,393 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The netdev generic netlink family: dev-get, queue-get, and every way
+ * bind-rx can be refused. A refused bind leaves no binding behind.
+ *
+ * Runs in the devmem guest: needs an igb device in the current namespace
+ * (the topology's NICs outside of their namespaces).
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <net/if.h>
+#include <linux/capability.h>
+
+#include "../../kselftest_harness.h"
+#include "devmem_lib.h"
+
+#define EXTACK_LEN	256
+
+/* ifindex of the first igb interface, or -1. */
+static int find_igb(char *name, size_t len)
+{
+	char path[PATH_MAX], target[PATH_MAX];
+	struct dirent *de;
+	int ifindex = -1;
+	DIR *dir;
+	ssize_t n;
+
+	dir = opendir("/sys/class/net");
+	if (!dir)
+		return -1;
+	while ((de = readdir(dir))) {
+		snprintf(path, sizeof(path), "/sys/class/net/%s/device/driver",
+			 de->d_name);
+		n = readlink(path, target, sizeof(target) - 1);
+		if (n < 0)
+			continue;
+		target[n] = '\0';
+		if (strcmp(strrchr(target, '/') + 1, "igb"))
+			continue;
+		ifindex = devmem_ifindex(de->d_name);
+		snprintf(name, len, "%.*s", (int)len - 1, de->d_name);
+		break;
+	}
+	closedir(dir);
+	return ifindex;
+}
+
+static int count_rx_queues(const char *ifname)
+{
+	char path[PATH_MAX];
+	struct dirent *de;
+	int n = 0;
+	DIR *dir;
+
+	snprintf(path, sizeof(path), "/sys/class/net/%s/queues", ifname);
+	dir = opendir(path);
+	if (!dir)
+		return -1;
+	while ((de = readdir(dir)))
+		n += !strncmp(de->d_name, "rx-", 3);
+	closedir(dir);
+	return n;
+}
+
+struct queue_count {
+	int rx, tx, bound;
+};
+
+static int count_queue(const struct devmem_queue_info *q, void *arg)
+{
+	struct queue_count *c = arg;
+
+	if (q->type == NETDEV_QUEUE_TYPE_RX)
+		c->rx++;
+	else
+		c->tx++;
+	c->bound += q->has_dmabuf;
+	return 0;
+}
+
+struct dev_seen {
+	int ifindex;
+	bool seen;
+	int count;
+};
+
+static int saw_dev(const struct nlmsghdr *nlh, void *arg)
+{
+	const struct nlattr *tb[NETDEV_A_DEV_IFINDEX + 1];
+	struct dev_seen *d = arg;
+	const void *attrs;
+	size_t len;
+	__u32 ifindex;
+
+	attrs = nl_genl_attrs(nlh, &len);
+	if (!attrs)
+		return -EPROTO;
+	nl_attr_parse(tb, NETDEV_A_DEV_IFINDEX, attrs, len);
+	if (nl_attr_get_u32(tb[NETDEV_A_DEV_IFINDEX], &ifindex))
+		return -EPROTO;
+	d->count++;
+	if ((int)ifindex == d->ifindex)
+		d->seen = true;
+	return 0;
+}
+
+FIXTURE(netdev_nl) {
+	struct nl_ctx nl;
+	int ifindex;
+	char ifname[IFNAMSIZ];
+	int rx_queues;
+	int dmabuf;
+	int memfd;
+	char extack[EXTACK_LEN];
+};
+
+FIXTURE_SETUP(netdev_nl)
+{
+	ASSERT_EQ(0, devmem_nl_open(&self->nl));
+	self->ifindex = find_igb(self->ifname, sizeof(self->ifname));
+	ASSERT_LT(0, self->ifindex) TH_LOG("no igb interface");
+	self->rx_queues = count_rx_queues(self->ifname);
+	ASSERT_LT(0, self->rx_queues);
+	self->dmabuf = udmabuf_create(4 << 20, &self->memfd);
+	ASSERT_LE(0, self->dmabuf) TH_LOG("udmabuf: %s", strerror(-self->dmabuf));
+}
+
+FIXTURE_TEARDOWN(netdev_nl)
+{
+	struct queue_count c = {};
+	struct nl_ctx nl;
+
+	/* Whatever a test did, no queue may be left bound. */
+	nl_close(&self->nl);
+	close(self->dmabuf);
+	close(self->memfd);
+	if (devmem_nl_open(&nl))
+		return;
+	EXPECT_EQ(0, devmem_queue_dump(&nl, self->ifindex, count_queue, &c));
+	EXPECT_EQ(0, c.bound);
+	nl_close(&nl);
+}
+
+TEST_F(netdev_nl, dev_get_do)
+{
+	struct dev_seen d = { .ifindex = self->ifindex };
+	struct nl_msg m;
+
+	nl_msg_init_family(&m, &self->nl, NETDEV_CMD_DEV_GET, 0);
+	nl_put_u32(&m, NETDEV_A_DEV_IFINDEX, self->ifindex);
+	ASSERT_EQ(0, nl_request(&self->nl, &m, saw_dev, &d, NULL, 0));
+	EXPECT_TRUE(d.seen);
+	EXPECT_EQ(1, d.count);
+}
+
+TEST_F(netdev_nl, dev_get_errors)
+{
+	struct nl_msg m;
+
+	nl_msg_init_family(&m, &self->nl, NETDEV_CMD_DEV_GET, 0);
+	nl_put_u32(&m, NETDEV_A_DEV_IFINDEX, 1000000);
+	EXPECT_EQ(-ENODEV, nl_request(&self->nl, &m, NULL, NULL, NULL, 0));
+
+	nl_msg_init_family(&m, &self->nl, NETDEV_CMD_DEV_GET, 0);
+	EXPECT_EQ(-EINVAL, nl_request(&self->nl, &m, NULL, NULL, NULL, 0));
+	EXPECT_EQ(NETDEV_A_DEV_IFINDEX, self->nl.miss_type);
+
+	/* ifindex 0 is below the policy's minimum */
+	nl_msg_init_family(&m, &self->nl, NETDEV_CMD_DEV_GET, 0);
+	nl_put_u32(&m, NETDEV_A_DEV_IFINDEX, 0);
+	EXPECT_EQ(-ERANGE, nl_request(&self->nl, &m, NULL, NULL, NULL, 0));
+}
+
+TEST_F(netdev_nl, dev_get_dump)
+{
+	struct dev_seen d = { .ifindex = self->ifindex };
+	struct nl_msg m;
+
+	nl_msg_init_family(&m, &self->nl, NETDEV_CMD_DEV_GET, NLM_F_DUMP);
+	ASSERT_EQ(0, nl_request(&self->nl, &m, saw_dev, &d, NULL, 0));
+	EXPECT_TRUE(d.seen);
+	EXPECT_LE(3, d.count); /* lo and two igb */
+}
+
+TEST_F(netdev_nl, queue_get)
+{
+	struct devmem_queue_info q;
+
+	ASSERT_EQ(0, devmem_queue_get(&self->nl, self->ifindex,
+				      NETDEV_QUEUE_TYPE_RX, 0, &q));
+	EXPECT_EQ(self->ifindex, (int)q.ifindex);
+	EXPECT_EQ(0U, q.id);
+	EXPECT_EQ((__u32)NETDEV_QUEUE_TYPE_RX, q.type);
+	EXPECT_FALSE(q.has_dmabuf);
+
+	ASSERT_EQ(0, devmem_queue_get(&self->nl, self->ifindex,
+				      NETDEV_QUEUE_TYPE_TX, 0, &q));
+	EXPECT_EQ((__u32)NETDEV_QUEUE_TYPE_TX, q.type);
+
+	EXPECT_EQ(-EINVAL, devmem_queue_get(&self->nl, self->ifindex,
+					    NETDEV_QUEUE_TYPE_RX,
+					    self->rx_queues, &q));
+	/* no queue type 2: out of the policy's range */
+	EXPECT_EQ(-ERANGE, devmem_queue_get(&self->nl, self->ifindex, 2, 0, &q));
+	EXPECT_EQ(-ENODEV, devmem_queue_get(&self->nl, 1000000,
+					    NETDEV_QUEUE_TYPE_RX, 0, &q));
+}
+
+TEST_F(netdev_nl, queue_dump)
+{
+	struct queue_count c = {};
+
+	ASSERT_EQ(0, devmem_queue_dump(&self->nl, self->ifindex, count_queue, &c));
+	EXPECT_EQ(self->rx_queues, c.rx);
+	EXPECT_LT(0, c.tx);
+	EXPECT_EQ(0, c.bound);
+
+	memset(&c, 0, sizeof(c));
+	ASSERT_EQ(0, devmem_queue_dump(&self->nl, 0, count_queue, &c));
+	EXPECT_LE(2 * self->rx_queues, c.rx);
+}
+
+TEST_F(netdev_nl, unimplemented_command)
+{
+	struct nl_msg m;
+
+	/* page-pool-get keeps its number but is not implemented here */
+	nl_msg_init_family(&m, &self->nl, NETDEV_CMD_PAGE_POOL_GET, 0);
+	EXPECT_EQ(-EOPNOTSUPP, nl_request(&self->nl, &m, NULL, NULL, NULL, 0));
+}
+
+TEST_F(netdev_nl, bind_rx_missing_attrs)
+{
+	struct nl_msg m;
+
+	nl_msg_init_family(&m, &self->nl, NETDEV_CMD_BIND_RX, 0);
+	nl_put_u32(&m, NETDEV_A_DMABUF_FD, self->dmabuf);
+	devmem_msg_put_queue(&m, 0, NETDEV_QUEUE_TYPE_RX);
+	EXPECT_EQ(-EINVAL, devmem_bind_request(&self->nl, &m, NULL, NULL, 0));
+	EXPECT_EQ(NETDEV_A_DMABUF_IFINDEX, self->nl.miss_type);
+
+	nl_msg_init_family(&m, &self->nl, NETDEV_CMD_BIND_RX, 0);
+	nl_put_u32(&m, NETDEV_A_DMABUF_IFINDEX, self->ifindex);
+	devmem_msg_put_queue(&m, 0, NETDEV_QUEUE_TYPE_RX);
+	EXPECT_EQ(-EINVAL, devmem_bind_request(&self->nl, &m, NULL, NULL, 0));
+	EXPECT_EQ(NETDEV_A_DMABUF_FD, self->nl.miss_type);
+
+	/* an empty queue list */
+	EXPECT_EQ(-EINVAL, devmem_bind_rx(&self->nl, self->ifindex,
+					  self->dmabuf, NULL, 0, NULL,
+					  self->extack, EXTACK_LEN));
+	EXPECT_EQ(NETDEV_A_DMABUF_QUEUES, self->nl.miss_type);
+}
+
+TEST_F(netdev_nl, bind_rx_bad_queues)
+{
+	unsigned int q = self->rx_queues;
+	struct nl_msg m;
+
+	EXPECT_EQ(-EINVAL, devmem_bind_rx(&self->nl, self->ifindex,
+					  self->dmabuf, &q, 1, NULL,
+					  self->extack, EXTACK_LEN));
+	EXPECT_STREQ("RX queue index out of range", self->extack);
+
+	q = UINT_MAX;
+	EXPECT_EQ(-EINVAL, devmem_bind_rx(&self->nl, self->ifindex,
+					  self->dmabuf, &q, 1, NULL,
+					  self->extack, EXTACK_LEN));
+
+	nl_msg_init_family(&m, &self->nl, NETDEV_CMD_BIND_RX, 0);
+	nl_put_u32(&m, NETDEV_A_DMABUF_IFINDEX, self->ifindex);
+	nl_put_u32(&m, NETDEV_A_DMABUF_FD, self->dmabuf);
+	devmem_msg_put_queue(&m, 0, NETDEV_QUEUE_TYPE_TX);
+	EXPECT_EQ(-EINVAL, devmem_bind_request(&self->nl, &m, NULL,
+					       self->extack, EXTACK_LEN));
+	EXPECT_STREQ("Only RX queues can be bound to a dma-buf", self->extack);
+
+	/* a queue without a type */
+	nl_msg_init_family(&m, &self->nl, NETDEV_CMD_BIND_RX, 0);
+	nl_put_u32(&m, NETDEV_A_DMABUF_IFINDEX, self->ifindex);
+	nl_put_u32(&m, NETDEV_A_DMABUF_FD, self->dmabuf);
+	devmem_msg_put_queue(&m, 0, -1);
+	EXPECT_EQ(-EINVAL, devmem_bind_request(&self->nl, &m, NULL, NULL, 0));
+	EXPECT_EQ(NETDEV_A_QUEUE_TYPE, self->nl.miss_type);
+
+	/* an unknown queue type */
+	nl_msg_init_family(&m, &self->nl, NETDEV_CMD_BIND_RX, 0);
+	nl_put_u32(&m, NETDEV_A_DMABUF_IFINDEX, self->ifindex);
+	nl_put_u32(&m, NETDEV_A_DMABUF_FD, self->dmabuf);
+	devmem_msg_put_queue(&m, 0, 7);
+	EXPECT_EQ(-ERANGE, devmem_bind_request(&self->nl, &m, NULL, NULL, 0));
+}
+
+TEST_F(netdev_nl, bind_rx_bad_device)
+{
+	unsigned int q = 0;
+
+	EXPECT_EQ(-ENODEV, devmem_bind_rx(&self->nl, 1000000, self->dmabuf,
+					  &q, 1, NULL, self->extack,
+					  EXTACK_LEN));
+	/* lo has no queue management: refused by the driver check */
+	EXPECT_EQ(-EOPNOTSUPP, devmem_bind_rx(&self->nl, 1, self->dmabuf,
+					      &q, 1, NULL, self->extack,
+					      EXTACK_LEN));
+}
+
+/* Until the igb queue-restart support, the driver refuses devmem RX. */
+TEST_F(netdev_nl, bind_rx_driver_without_support)
+{
+	unsigned int q = 0;
+
+	EXPECT_EQ(-EOPNOTSUPP, devmem_bind_rx(&self->nl, self->ifindex,
+					      self->dmabuf, &q, 1, NULL,
+					      self->extack, EXTACK_LEN));
+	EXPECT_STREQ("The driver does not support device memory RX",
+		     self->extack);
+}
+
+/* Runs @fn in a child; returns what it exited with. */
+static int in_child(int (*fn)(int ifindex, int dmabuf), int ifindex,
+		    int dmabuf)
+{
+	int status;
+	pid_t pid;
+
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (!pid)
+		_exit(fn(ifindex, dmabuf));
+	if (waitpid(pid, &status, 0) < 0 || !WIFEXITED(status))
+		return -1;
+	return WEXITSTATUS(status);
+}
+
+static int bind_rx_errno(int ifindex, int dmabuf)
+{
+	unsigned int q = 0;
+	struct nl_ctx nl;
+	int err;
+
+	if (devmem_nl_open(&nl))
+		return 100;
+	err = devmem_bind_rx(&nl, ifindex, dmabuf, &q, 1, NULL, NULL, 0);
+	nl_close(&nl);
+	return -err;
+}
+
+static int bind_rx_without_cap_net_admin(int ifindex, int dmabuf)
+{
+	struct __user_cap_header_struct hdr = {
+		.version = _LINUX_CAPABILITY_VERSION_3,
+	};
+	struct __user_cap_data_struct data[2] = {};
+
+	if (syscall(SYS_capget, &hdr, data))
+		return 101;
+	data[CAP_TO_INDEX(CAP_NET_ADMIN)].effective &= ~CAP_TO_MASK(CAP_NET_ADMIN);
+	if (syscall(SYS_capset, &hdr, data))
+		return 102;
+	return bind_rx_errno(ifindex, dmabuf);
+}
+
+static int bind_rx_from_other_netns(int ifindex, int dmabuf)
+{
+	if (unshare(CLONE_NEWNET))
+		return 103;
+	return bind_rx_errno(ifindex, dmabuf);
+}
+
+TEST_F(netdev_nl, bind_rx_permission)
+{
+	EXPECT_EQ(EPERM, in_child(bind_rx_without_cap_net_admin, self->ifindex,
+				  self->dmabuf));
+}
+
+TEST_F(netdev_nl, bind_rx_device_in_other_netns)
+{
+	EXPECT_EQ(ENODEV, in_child(bind_rx_from_other_netns, self->ifindex,
+				   self->dmabuf));
+}
+
+TEST_HARNESS_MAIN
