@@ -36,22 +36,15 @@ static u32 net_devmem_next_id;
 
 static const struct memory_provider_ops dmabuf_devmem_ops;
 
-static void net_devmem_free_chunk_owner(struct gen_pool *genpool,
-					struct gen_pool_chunk *chunk,
-					void *not_used)
-{
-	struct dmabuf_genpool_chunk_owner *owner = chunk->owner;
-
-	kvfree(owner->area.niovs);
-	kfree(owner);
-}
-
 static void net_devmem_dmabuf_binding_free(struct net_devmem_dmabuf_binding *binding)
 {
-	if (binding->chunk_pool) {
-		gen_pool_for_each_chunk(binding->chunk_pool,
-					net_devmem_free_chunk_owner, NULL);
+	struct dmabuf_genpool_chunk_owner *owner, *tmp;
+
+	if (binding->chunk_pool)
 		gen_pool_destroy(binding->chunk_pool);
+	list_for_each_entry_safe(owner, tmp, &binding->chunk_owners, node) {
+		kvfree(owner->area.niovs);
+		kfree(owner);
 	}
 	xa_destroy(&binding->bound_rxqs);
 	dma_buf_put(binding->dmabuf);
@@ -137,7 +130,6 @@ static int net_devmem_add_chunk(struct net_devmem_dmabuf_binding *binding,
 {
 	struct dmabuf_genpool_chunk_owner *owner;
 	size_t i;
-	int err;
 
 	/* The exporter's geometry is not trusted: a net_iov is one page. */
 	if (!len || !PAGE_ALIGNED(len) || !PAGE_ALIGNED(dma_addr)) {
@@ -163,16 +155,11 @@ static int net_devmem_add_chunk(struct net_devmem_dmabuf_binding *binding,
 		owner->area.niovs[i].owner = &owner->area;
 		owner->area.niovs[i].dma_addr = dma_addr + (i << PAGE_SHIFT);
 	}
+	list_add_tail(&owner->node, &binding->chunk_owners);
 
-	err = gen_pool_add_owner(binding->chunk_pool,
-				 offset + NET_DEVMEM_GENPOOL_BIAS, dma_addr,
-				 len, nid, owner);
-	if (err) {
-		kvfree(owner->area.niovs);
-		kfree(owner);
-		return err;
-	}
-	return 0;
+	return gen_pool_add_owner(binding->chunk_pool,
+				  offset + NET_DEVMEM_GENPOOL_BIAS, dma_addr,
+				  len, nid, owner);
 }
 
 static int net_devmem_map_dmabuf(struct net_devmem_dmabuf_binding *binding,
@@ -260,6 +247,7 @@ net_devmem_bind_dmabuf(struct net_device *dev, unsigned int dmabuf_fd,
 	netdev_hold(dev, &binding->dev_tracker, GFP_KERNEL);
 	refcount_set(&binding->ref, 1);
 	xa_init(&binding->bound_rxqs);
+	INIT_LIST_HEAD(&binding->chunk_owners);
 	binding->owner_net = owner_net;
 	binding->owner_portid = owner_portid;
 

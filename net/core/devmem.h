@@ -30,6 +30,7 @@ struct sg_table;
  * @dev: the network device, or NULL once it is gone (then nothing is
  *	mapped any more)
  * @chunk_pool: free pages of the dma-buf, one chunk per scatter entry
+ * @chunk_owners: the chunks' struct dmabuf_genpool_chunk_owner, to free
  * @ref: references: the owner's until unbind, and one per page pool that
  *	uses the binding (a page pool lives until its last buffer returns)
  * @bound_rxqs: RX queue indexes of @dev that use this binding as their
@@ -53,6 +54,7 @@ struct net_devmem_dmabuf_binding {
 	struct net_device *dev;
 	netdevice_tracker dev_tracker;
 	struct gen_pool *chunk_pool;
+	struct list_head chunk_owners;
 	refcount_t ref;
 	struct xarray bound_rxqs;
 	u32 id;
@@ -68,11 +70,13 @@ struct net_devmem_dmabuf_binding {
  * @area: the net_iovs of the entry, and its offset in the dma-buf
  * @base_dma_addr: device address of the entry's first byte
  * @binding: the binding the entry belongs to
+ * @node: entry in the binding's chunk_owners
  */
 struct dmabuf_genpool_chunk_owner {
 	struct net_iov_area area;
 	dma_addr_t base_dma_addr;
 	struct net_devmem_dmabuf_binding *binding;
+	struct list_head node;
 };
 
 #if IS_ENABLED(CONFIG_NET_DEVMEM)

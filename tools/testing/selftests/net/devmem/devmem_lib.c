@@ -9,8 +9,11 @@
 #define _GNU_SOURCE
 #endif
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1050,4 +1053,41 @@ int dmabuf_sync(int dmabuf_fd, __u64 flags)
 		ret = ioctl(dmabuf_fd, DMA_BUF_IOCTL_SYNC, &sync);
 	} while (ret < 0 && (errno == EINTR || errno == EAGAIN));
 	return ret < 0 ? -errno : 0;
+}
+
+/**
+ * devmem_find_driver_iface - first interface bound to driver @driver
+ * @driver: driver name, e.g. "igb"
+ * @name: where the interface name goes
+ * @len: size of @name
+ *
+ * Looks at /sys/class/net/<if>/device/driver of the current namespace.
+ * Returns the ifindex, or -ENODEV.
+ */
+int devmem_find_driver_iface(const char *driver, char *name, size_t len)
+{
+	char path[PATH_MAX], target[PATH_MAX];
+	struct dirent *de;
+	int ifindex = -ENODEV;
+	DIR *dir;
+	ssize_t n;
+
+	dir = opendir("/sys/class/net");
+	if (!dir)
+		return -errno;
+	while ((de = readdir(dir))) {
+		snprintf(path, sizeof(path), "/sys/class/net/%s/device/driver",
+			 de->d_name);
+		n = readlink(path, target, sizeof(target) - 1);
+		if (n < 0)
+			continue;
+		target[n] = '\0';
+		if (strcmp(strrchr(target, '/') + 1, driver))
+			continue;
+		ifindex = devmem_ifindex(de->d_name);
+		snprintf(name, len, "%.*s", (int)len - 1, de->d_name);
+		break;
+	}
+	closedir(dir);
+	return ifindex;
 }

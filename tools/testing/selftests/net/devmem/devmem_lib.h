@@ -380,6 +380,8 @@ int devmem_queue_dump(struct nl_ctx *nl, int ifindex, devmem_queue_cb cb,
 
 /* if_nametoindex() returning -errno (-ENODEV) on failure. */
 int devmem_ifindex(const char *ifname);
+/* First interface bound to @driver: its ifindex and name, or -ENODEV. */
+int devmem_find_driver_iface(const char *driver, char *name, size_t len);
 /*
  * "ethtool -G IF tcp-data-split on|off" through ETHTOOL_MSG_RINGS_SET
  * (opens and closes its own ethtool socket).  0 or -errno with extack.

@@ -4,7 +4,8 @@
  * bind-rx can be refused. A refused bind leaves no binding behind.
  *
  * Runs in the devmem guest: needs an igb device in the current namespace
- * (the topology's NICs outside of their namespaces).
+ * (the topology's NICs outside of their namespaces). Binding that succeeds
+ * is tested by bind_rx.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -29,30 +30,7 @@
 /* ifindex of the first igb interface, or -1. */
 static int find_igb(char *name, size_t len)
 {
-	char path[PATH_MAX], target[PATH_MAX];
-	struct dirent *de;
-	int ifindex = -1;
-	DIR *dir;
-	ssize_t n;
-
-	dir = opendir("/sys/class/net");
-	if (!dir)
-		return -1;
-	while ((de = readdir(dir))) {
-		snprintf(path, sizeof(path), "/sys/class/net/%s/device/driver",
-			 de->d_name);
-		n = readlink(path, target, sizeof(target) - 1);
-		if (n < 0)
-			continue;
-		target[n] = '\0';
-		if (strcmp(strrchr(target, '/') + 1, "igb"))
-			continue;
-		ifindex = devmem_ifindex(de->d_name);
-		snprintf(name, len, "%.*s", (int)len - 1, de->d_name);
-		break;
-	}
-	closedir(dir);
-	return ifindex;
+	return devmem_find_driver_iface("igb", name, len);
 }
 
 static int count_rx_queues(const char *ifname)
@@ -314,16 +292,31 @@ TEST_F(netdev_nl, bind_rx_bad_device)
 					      EXTACK_LEN));
 }
 
-/* Until the igb queue-restart support, the driver refuses devmem RX. */
-TEST_F(netdev_nl, bind_rx_driver_without_support)
+/* The fixture leaves tcp-data-split off: bind-rx is refused. */
+TEST_F(netdev_nl, bind_rx_data_split_off)
 {
 	unsigned int q = 0;
 
-	EXPECT_EQ(-EOPNOTSUPP, devmem_bind_rx(&self->nl, self->ifindex,
-					      self->dmabuf, &q, 1, NULL,
-					      self->extack, EXTACK_LEN));
-	EXPECT_STREQ("The driver does not support device memory RX",
+	ASSERT_EQ(0, ethtool_set_tcp_data_split(self->ifindex, false, NULL, 0));
+	EXPECT_EQ(-EINVAL, devmem_bind_rx(&self->nl, self->ifindex,
+					  self->dmabuf, &q, 1, NULL,
+					  self->extack, EXTACK_LEN));
+	EXPECT_STREQ("tcp-data-split is not enabled on the device",
 		     self->extack);
+}
+
+/* tcp-data-split through ethtool netlink: igb takes it, lo refuses it. */
+TEST_F(netdev_nl, tcp_data_split_set)
+{
+	ASSERT_EQ(0, ethtool_set_tcp_data_split(self->ifindex, true,
+						self->extack, EXTACK_LEN));
+	EXPECT_EQ(ETHTOOL_TCP_DATA_SPLIT_ENABLED,
+		  ethtool_get_tcp_data_split(self->ifindex));
+	ASSERT_EQ(0, ethtool_set_tcp_data_split(self->ifindex, false,
+						self->extack, EXTACK_LEN));
+	EXPECT_EQ(ETHTOOL_TCP_DATA_SPLIT_DISABLED,
+		  ethtool_get_tcp_data_split(self->ifindex));
+	EXPECT_EQ(-EOPNOTSUPP, ethtool_set_tcp_data_split(1, true, NULL, 0));
 }
 
 /* Runs @fn in a child; returns what it exited with. */

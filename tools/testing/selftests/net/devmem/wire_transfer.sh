@@ -3,7 +3,8 @@
 #
 # A TCP transfer between the two namespaces crosses the emulated wire: the
 # data arrives intact and the receiving NIC's hardware RX byte counter grows
-# by at least the bytes sent.  Over IPv6, then IPv4.
+# by at least the bytes sent.  Over IPv6, then IPv4; with tcp-data-split
+# off (6.1's receive path), then on (header split into host memory).
 
 source "$(dirname "$0")"/topology.sh
 SIZE_MB=${SIZE_MB:-8}
@@ -31,10 +32,10 @@ transfer()
 	rm -f "$tmp/received"
 	rx_before=$(topo_stat "$SRV_NS" "$SRV_IF" rx_bytes)
 	tx_before=$(topo_stat "$CLI_NS" "$CLI_IF" tx_bytes)
-	ip netns exec "$SRV_NS" socat -u "$listen" "CREATE:$tmp/received" &
+	ip netns exec "$SRV_NS" timeout 300 socat -u "$listen" "CREATE:$tmp/received" &
 	srv_pid=$!
 	topo_wait "ip netns exec $SRV_NS ss -Hltn sport = :$PORT | grep -q LISTEN" 100
-	ip netns exec "$CLI_NS" socat -u "OPEN:$tmp/sent" "$connect"
+	ip netns exec "$CLI_NS" timeout 300 socat -u "OPEN:$tmp/sent" "$connect"
 	wait $srv_pid
 	rx_after=$(topo_stat "$SRV_NS" "$SRV_IF" rx_bytes)
 	tx_after=$(topo_stat "$CLI_NS" "$CLI_IF" tx_bytes)
@@ -57,4 +58,14 @@ transfer()
 
 transfer IPv6 "TCP6-LISTEN:$PORT,reuseaddr" "TCP6:[$SRV_ADDR6]:$PORT"
 transfer IPv4 "TCP4-LISTEN:$PORT,reuseaddr" "TCP4:$SRV_ADDR4:$PORT"
+
+dmctl=$(dirname "$0")/dmctl
+ip netns exec "$SRV_NS" "$dmctl" data-split "$SRV_IF" on || exit 1
+topo_wait "ip -n $SRV_NS link show $SRV_IF | grep -q LOWER_UP" 200
+topo_wait "ip netns exec $CLI_NS ping -c1 -W1 $SRV_ADDR6" 100
+echo "server $SRV_IF tcp-data-split: $(ip netns exec "$SRV_NS" "$dmctl" data-split "$SRV_IF")"
+transfer "IPv6, header split" "TCP6-LISTEN:$PORT,reuseaddr" "TCP6:[$SRV_ADDR6]:$PORT"
+transfer "IPv4, header split" "TCP4-LISTEN:$PORT,reuseaddr" "TCP4:$SRV_ADDR4:$PORT"
+ip netns exec "$SRV_NS" ethtool -S "$SRV_IF" | grep -E 'rx_queue_[0-9]+_(packets|hds_drops)'
+ip netns exec "$SRV_NS" "$dmctl" data-split "$SRV_IF" off
 exit $ret

@@ -1,0 +1,507 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * igb: header split (tcp-data-split) RX rings on a page pool, and the
+ * queue management ops that restart one RX queue on new memory.
+ *
+ * With tcp-data-split on, every RX descriptor gets two buffers: a small
+ * host-memory header buffer (a slot of ring->hdr_buf) and a payload buffer
+ * from the ring's page pool. The page pool serves pages, or, when the
+ * queue is bound to a dma-buf, the binding's net_iovs: then the payload is
+ * written by the NIC straight into device memory and only the headers are
+ * ever read by the CPU.
+ *
+ * The rings use SRRCTL "header split always": the first bytes of every
+ * frame land in the header buffer. A TCP or UDP frame is split at its
+ * payload (SPH set in hdr_info, HDR_LEN bytes of headers); a frame that
+ * fits the header buffer lands there whole (SPH clear, HDR_LEN its length,
+ * nothing in the payload buffer); any other frame fills the header buffer
+ * and continues in the payload buffer (SPH clear, or HBO set when its
+ * headers did not fit).
+ */
+
+#include <linux/etherdevice.h>
+#include <linux/netdevice.h>
+#include <linux/rtnetlink.h>
+#include <net/netdev_queues.h>
+#include <net/page_pool.h>
+
+#include "igb.h"
+
+/* Bytes of header buffer per descriptor; SRRCTL.BSIZEHEADER, 64-byte units. */
+#define IGB_HDS_HDR_SIZE	256
+#define IGB_HDS_SPH		0x8000		/* hdr_info: header was split */
+#define IGB_HDS_HBO		BIT(23)		/* status_error: header overflow */
+
+/* Payload buffers are one page: the unit of a net_iov. */
+#define IGB_HDS_PKT_SIZE	PAGE_SIZE
+
+/**
+ * igb_hds_srrctl - SRRCTL buffer and descriptor bits of a header split ring
+ * @ring: the RX ring
+ *
+ * Return: BSIZEPACKET, BSIZEHEADER and DESCTYPE for @ring.
+ */
+u32 igb_hds_srrctl(struct igb_ring *ring)
+{
+	return (IGB_HDS_HDR_SIZE << E1000_SRRCTL_BSIZEHDRSIZE_SHIFT) |
+	       (IGB_HDS_PKT_SIZE >> E1000_SRRCTL_BSIZEPKT_SHIFT) |
+	       E1000_SRRCTL_DESCTYPE_HDR_SPLIT_ALWAYS;
+}
+
+static struct page_pool *igb_hds_create_pool(struct igb_ring *ring)
+{
+	struct page_pool_params pp = {
+		.flags		= PP_FLAG_DMA_MAP | PP_FLAG_DMA_SYNC_DEV |
+				  PP_FLAG_ALLOW_UNREADABLE_NETMEM,
+		.order		= 0,
+		.pool_size	= ring->count,
+		.nid		= dev_to_node(ring->dev),
+		.dev		= ring->dev,
+		.dma_dir	= DMA_FROM_DEVICE,
+		.max_len	= IGB_HDS_PKT_SIZE,
+		.netdev		= ring->netdev,
+		.queue_idx	= ring->queue_index,
+	};
+
+	return page_pool_create(&pp);
+}
+
+/**
+ * igb_hds_setup_rx_resources - header buffers and page pool of an RX ring
+ * @ring: the RX ring, its descriptors already allocated
+ *
+ * Return: 0 or a negative errno, with nothing allocated.
+ */
+int igb_hds_setup_rx_resources(struct igb_ring *ring)
+{
+	struct page_pool *pp;
+
+	ring->rx_netmem = vcalloc(ring->count, sizeof(*ring->rx_netmem));
+	if (!ring->rx_netmem)
+		return -ENOMEM;
+
+	ring->hdr_buf = dma_alloc_coherent(ring->dev,
+					   ring->count * IGB_HDS_HDR_SIZE,
+					   &ring->hdr_dma, GFP_KERNEL);
+	if (!ring->hdr_buf)
+		goto err_free_netmem;
+
+	pp = igb_hds_create_pool(ring);
+	if (IS_ERR(pp)) {
+		dma_free_coherent(ring->dev, ring->count * IGB_HDS_HDR_SIZE,
+				  ring->hdr_buf, ring->hdr_dma);
+		ring->hdr_buf = NULL;
+		vfree(ring->rx_netmem);
+		ring->rx_netmem = NULL;
+		return PTR_ERR(pp);
+	}
+	ring->pp = pp;
+	return 0;
+
+err_free_netmem:
+	vfree(ring->rx_netmem);
+	ring->rx_netmem = NULL;
+	return -ENOMEM;
+}
+
+/**
+ * igb_hds_clean_rx_ring - give every posted payload buffer back
+ * @ring: the RX ring, stopped
+ */
+void igb_hds_clean_rx_ring(struct igb_ring *ring)
+{
+	u16 i;
+
+	if (ring->skb) {
+		dev_kfree_skb(ring->skb);
+		ring->skb = NULL;
+	}
+	for (i = 0; i < ring->count; i++) {
+		if (!ring->rx_netmem[i])
+			continue;
+		page_pool_put_netmem(ring->pp, ring->rx_netmem[i], false);
+		ring->rx_netmem[i] = 0;
+	}
+	memset(ring->desc, 0, ring->size);
+	ring->next_to_alloc = 0;
+	ring->next_to_clean = 0;
+	ring->next_to_use = 0;
+}
+
+/**
+ * igb_hds_free_rx_resources - undo igb_hds_setup_rx_resources()
+ * @ring: the RX ring, cleaned
+ *
+ * The page pool goes away once every buffer handed out (skbs, sockets)
+ * has come back.
+ */
+void igb_hds_free_rx_resources(struct igb_ring *ring)
+{
+	page_pool_destroy(ring->pp);
+	ring->pp = NULL;
+	if (ring->hdr_buf)
+		dma_free_coherent(ring->dev, ring->count * IGB_HDS_HDR_SIZE,
+				  ring->hdr_buf, ring->hdr_dma);
+	ring->hdr_buf = NULL;
+	vfree(ring->rx_netmem);
+	ring->rx_netmem = NULL;
+}
+
+/**
+ * igb_hds_alloc_rx_buffers - post payload and header buffers
+ * @ring: the RX ring
+ * @count: number of descriptors to refill
+ */
+void igb_hds_alloc_rx_buffers(struct igb_ring *ring, u16 count)
+{
+	union e1000_adv_rx_desc *rx_desc;
+	u16 i = ring->next_to_use;
+	netmem_ref netmem;
+
+	while (count--) {
+		netmem = page_pool_dev_alloc_netmem(ring->pp);
+		if (unlikely(!netmem)) {
+			ring->rx_stats.alloc_failed++;
+			break;
+		}
+		ring->rx_netmem[i] = netmem;
+		rx_desc = IGB_RX_DESC(ring, i);
+		rx_desc->read.pkt_addr =
+			cpu_to_le64(page_pool_get_dma_addr_netmem(netmem));
+		/* aligned: the DD bit it overlays reads 0 until write-back */
+		rx_desc->read.hdr_addr =
+			cpu_to_le64(ring->hdr_dma + i * IGB_HDS_HDR_SIZE);
+		if (++i == ring->count)
+			i = 0;
+	}
+
+	if (ring->next_to_use != i) {
+		ring->next_to_use = i;
+		ring->next_to_alloc = i;
+		/* descriptors must be written before the tail moves */
+		dma_wmb();
+		writel(i, ring->tail);
+	}
+}
+
+/* A frame that was not split at its payload: the header buffer's bytes,
+ * then whatever continues in the payload buffer, copied into a linear skb.
+ * A continuation in device memory cannot be read: the frame is dropped and
+ * counted.
+ */
+static struct sk_buff *igb_hds_linear_skb(struct igb_ring *ring, u16 ntc,
+					  netmem_ref netmem,
+					  unsigned int hdr_len,
+					  unsigned int size)
+{
+	struct sk_buff *skb;
+	struct page *page;
+
+	if (size && (netmem_is_net_iov(netmem) || size > IGB_HDS_PKT_SIZE)) {
+		ring->rx_stats.hds_drops++;
+		return NULL;
+	}
+	skb = napi_alloc_skb(&ring->q_vector->napi, hdr_len + size);
+	if (!skb) {
+		ring->rx_stats.alloc_failed++;
+		return NULL;
+	}
+	skb_put_data(skb, ring->hdr_buf + ntc * IGB_HDS_HDR_SIZE, hdr_len);
+	if (size) {
+		page = netmem_to_page(netmem);
+		dma_sync_single_range_for_cpu(ring->dev,
+					      page_pool_get_dma_addr(page), 0,
+					      size, DMA_FROM_DEVICE);
+		skb_put_data(skb, page_address(page), size);
+	}
+	return skb;
+}
+
+/* Headers from the header buffer into the linear part, payload as a
+ * fragment that keeps the buffer's reference.
+ */
+static struct sk_buff *igb_hds_split_skb(struct igb_ring *ring, u16 ntc,
+					 netmem_ref netmem,
+					 unsigned int hdr_len,
+					 unsigned int size)
+{
+	struct sk_buff *skb;
+
+	skb = napi_alloc_skb(&ring->q_vector->napi, hdr_len);
+	if (!skb) {
+		ring->rx_stats.alloc_failed++;
+		return NULL;
+	}
+	skb_put_data(skb, ring->hdr_buf + ntc * IGB_HDS_HDR_SIZE, hdr_len);
+	if (!size) {
+		page_pool_put_netmem(ring->pp, netmem, true);
+		return skb;
+	}
+	if (!netmem_is_net_iov(netmem))
+		dma_sync_single_range_for_cpu(ring->dev,
+					      page_pool_get_dma_addr_netmem(netmem),
+					      0, size, DMA_FROM_DEVICE);
+	skb_add_rx_frag_netmem(skb, 0, netmem, 0, size, IGB_HDS_PKT_SIZE);
+	skb_mark_for_recycle(skb);
+	return skb;
+}
+
+/* Frames the MAC flagged as bad are dropped unless RXALL asks for them.
+ * Short frames are not padded: the payload may be device memory.
+ */
+static bool igb_hds_frame_error(struct igb_ring *ring, u32 staterr)
+{
+	return (staterr & E1000_RXDEXT_ERR_FRAME_ERR_MASK) &&
+	       !(ring->netdev->features & NETIF_F_RXALL);
+}
+
+/**
+ * igb_hds_clean_rx_irq - receive on a header split ring
+ * @q_vector: the vector whose RX ring to clean
+ * @budget: the NAPI budget
+ *
+ * Return: the number of frames received.
+ */
+int igb_hds_clean_rx_irq(struct igb_q_vector *q_vector, const int budget)
+{
+	struct igb_ring *ring = q_vector->rx.ring;
+	unsigned int total_bytes = 0, total_packets = 0;
+	u16 cleaned = 0;
+
+	while (likely(total_packets < budget)) {
+		union e1000_adv_rx_desc *rx_desc;
+		unsigned int size, hdr_len;
+		u16 ntc = ring->next_to_clean;
+		struct sk_buff *skb;
+		netmem_ref netmem;
+		u16 hdr_info;
+		u32 staterr;
+
+		rx_desc = IGB_RX_DESC(ring, ntc);
+		staterr = le32_to_cpu(rx_desc->wb.upper.status_error);
+		if (!(staterr & E1000_RXD_STAT_DD))
+			break;
+		/* nothing else of the descriptor before DD is seen */
+		dma_rmb();
+
+		size = le16_to_cpu(rx_desc->wb.upper.length);
+		hdr_info = le16_to_cpu(rx_desc->wb.lower.lo_dword.hdr_info);
+		hdr_len = (hdr_info & E1000_RXDADV_HDRBUFLEN_MASK) >>
+			  E1000_RXDADV_HDRBUFLEN_SHIFT;
+		/* an unposted descriptor must not look done next time */
+		rx_desc->wb.upper.status_error = 0;
+		netmem = ring->rx_netmem[ntc];
+		ring->rx_netmem[ntc] = 0;
+		if (++ring->next_to_clean == ring->count)
+			ring->next_to_clean = 0;
+		cleaned++;
+
+		if (!(staterr & E1000_RXD_STAT_EOP)) {
+			/* frames span one descriptor: the MTU is bounded */
+			ring->rx_stats.hds_drops++;
+			page_pool_put_netmem(ring->pp, netmem, true);
+			continue;
+		}
+
+		/* with HBO the header buffer is full, HDR_LEN says more */
+		if (staterr & IGB_HDS_HBO || hdr_len > IGB_HDS_HDR_SIZE)
+			hdr_len = IGB_HDS_HDR_SIZE;
+
+		if (!(hdr_info & IGB_HDS_SPH) || (staterr & IGB_HDS_HBO)) {
+			skb = igb_hds_linear_skb(ring, ntc, netmem, hdr_len,
+						 size);
+			page_pool_put_netmem(ring->pp, netmem, true);
+		} else {
+			skb = igb_hds_split_skb(ring, ntc, netmem, hdr_len,
+						size);
+			if (!skb)
+				page_pool_put_netmem(ring->pp, netmem, true);
+		}
+		if (!skb)
+			continue;
+
+		if (igb_hds_frame_error(ring, staterr)) {
+			dev_kfree_skb_any(skb);
+			continue;
+		}
+
+		total_bytes += skb->len;
+		igb_process_skb_fields(ring, rx_desc, skb);
+		napi_gro_receive(&q_vector->napi, skb);
+		total_packets++;
+	}
+
+	u64_stats_update_begin(&ring->rx_syncp);
+	ring->rx_stats.packets += total_packets;
+	ring->rx_stats.bytes += total_bytes;
+	u64_stats_update_end(&ring->rx_syncp);
+	q_vector->rx.total_packets += total_packets;
+	q_vector->rx.total_bytes += total_bytes;
+
+	if (cleaned)
+		igb_hds_alloc_rx_buffers(ring, igb_desc_unused(ring));
+	return total_packets;
+}
+
+/* ---- queue management ops --------------------------------------------- */
+
+/**
+ * struct igb_rx_queue_mem - the memory of one header split RX ring
+ * @desc: descriptor ring
+ * @dma: its DMA address
+ * @size: its size in bytes
+ * @rx_netmem: payload buffer posted on each descriptor
+ * @hdr_buf: header buffers
+ * @hdr_dma: their DMA address
+ * @pp: the page pool of the payload buffers
+ * @count: descriptors in the ring
+ */
+struct igb_rx_queue_mem {
+	void *desc;
+	dma_addr_t dma;
+	unsigned int size;
+	netmem_ref *rx_netmem;
+	u8 *hdr_buf;
+	dma_addr_t hdr_dma;
+	struct page_pool *pp;
+	u16 count;
+};
+
+static void igb_rx_ring_to_mem(struct igb_ring *ring,
+			       struct igb_rx_queue_mem *mem)
+{
+	mem->desc = ring->desc;
+	mem->dma = ring->dma;
+	mem->size = ring->size;
+	mem->rx_netmem = ring->rx_netmem;
+	mem->hdr_buf = ring->hdr_buf;
+	mem->hdr_dma = ring->hdr_dma;
+	mem->pp = ring->pp;
+	mem->count = ring->count;
+}
+
+static void igb_rx_mem_to_ring(struct igb_rx_queue_mem *mem,
+			       struct igb_ring *ring)
+{
+	ring->desc = mem->desc;
+	ring->dma = mem->dma;
+	ring->size = mem->size;
+	ring->rx_netmem = mem->rx_netmem;
+	ring->hdr_buf = mem->hdr_buf;
+	ring->hdr_dma = mem->hdr_dma;
+	ring->pp = mem->pp;
+	ring->count = mem->count;
+}
+
+static int igb_queue_mem_alloc(struct net_device *dev, void *per_queue_mem,
+			       int idx)
+{
+	struct igb_adapter *adapter = netdev_priv(dev);
+	struct igb_rx_queue_mem *mem = per_queue_mem;
+	struct igb_ring *ring = adapter->rx_ring[idx];
+	struct igb_ring shadow;
+	int err;
+
+	if (!ring_uses_hdr_split(ring))
+		return -EOPNOTSUPP;
+
+	/* Build the new memory on a copy, leaving the live ring alone. */
+	shadow = *ring;
+	shadow.size = ALIGN(shadow.count * sizeof(union e1000_adv_rx_desc),
+			    4096);
+	shadow.desc = dma_alloc_coherent(shadow.dev, shadow.size, &shadow.dma,
+					 GFP_KERNEL);
+	if (!shadow.desc)
+		return -ENOMEM;
+	err = igb_hds_setup_rx_resources(&shadow);
+	if (err) {
+		dma_free_coherent(shadow.dev, shadow.size, shadow.desc,
+				  shadow.dma);
+		return err;
+	}
+	igb_rx_ring_to_mem(&shadow, mem);
+	return 0;
+}
+
+static void igb_queue_mem_free(struct net_device *dev, void *per_queue_mem)
+{
+	struct igb_adapter *adapter = netdev_priv(dev);
+	struct igb_rx_queue_mem *mem = per_queue_mem;
+	struct igb_ring shadow = *adapter->rx_ring[0];
+
+	if (!mem->desc)
+		return;
+	igb_rx_mem_to_ring(mem, &shadow);
+	shadow.skb = NULL;
+	igb_hds_clean_rx_ring(&shadow);
+	igb_hds_free_rx_resources(&shadow);
+	dma_free_coherent(shadow.dev, shadow.size, shadow.desc, shadow.dma);
+	memset(mem, 0, sizeof(*mem));
+}
+
+static int igb_queue_stop(struct net_device *dev, void *per_queue_mem,
+			  int idx)
+{
+	struct igb_adapter *adapter = netdev_priv(dev);
+	struct igb_ring *ring = adapter->rx_ring[idx];
+	struct e1000_hw *hw = &adapter->hw;
+	int tries;
+
+	napi_disable(&ring->q_vector->napi);
+	wr32(E1000_RXDCTL(ring->reg_idx), 0);
+	for (tries = 0; tries < 100; tries++) {
+		if (!(rd32(E1000_RXDCTL(ring->reg_idx)) &
+		      E1000_RXDCTL_QUEUE_ENABLE))
+			break;
+		usleep_range(100, 200);
+	}
+	if (ring->skb) {
+		dev_kfree_skb(ring->skb);
+		ring->skb = NULL;
+	}
+	igb_rx_ring_to_mem(ring, per_queue_mem);
+	return 0;
+}
+
+static int igb_queue_start(struct net_device *dev, void *per_queue_mem,
+			   int idx)
+{
+	struct igb_adapter *adapter = netdev_priv(dev);
+	struct igb_ring *ring = adapter->rx_ring[idx];
+	struct igb_rx_queue_mem *mem = per_queue_mem;
+
+	igb_rx_mem_to_ring(mem, ring);
+	/* buffers still posted on this memory are given back first */
+	igb_hds_clean_rx_ring(ring);
+	igb_configure_rx_ring(adapter, ring);
+	igb_hds_alloc_rx_buffers(ring, igb_desc_unused(ring));
+	memset(mem, 0, sizeof(*mem));
+	napi_enable(&ring->q_vector->napi);
+	return 0;
+}
+
+const struct netdev_queue_mgmt_ops igb_queue_mgmt_ops = {
+	.ndo_queue_mem_size	= sizeof(struct igb_rx_queue_mem),
+	.ndo_queue_mem_alloc	= igb_queue_mem_alloc,
+	.ndo_queue_mem_free	= igb_queue_mem_free,
+	.ndo_queue_start	= igb_queue_start,
+	.ndo_queue_stop		= igb_queue_stop,
+};
+
+/**
+ * igb_rx_queues_bound - is any RX queue bound to a memory provider?
+ * @adapter: the adapter; RTNL held
+ *
+ * Return: true when some RX queue of the device has a memory provider.
+ */
+bool igb_rx_queues_bound(struct igb_adapter *adapter)
+{
+	struct net_device *dev = adapter->netdev;
+	unsigned int i;
+
+	ASSERT_RTNL();
+	for (i = 0; i < dev->real_num_rx_queues; i++)
+		if (__netif_get_rx_queue(dev, i)->mp_params.mp_ops)
+			return true;
+	return false;
+}
