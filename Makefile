@@ -4,6 +4,7 @@
 #   make check      build the debug kernel and selftests, run every test
 #   make vm CMD=..  run one command in the guest (FLAVOR=debug|prod)
 #   make refresh    write commits made in build/linux back to patches/
+#   make check-nodevmem  build and boot with CONFIG_NET_DEVMEM off
 #
 # See README.md.
 
@@ -22,12 +23,13 @@ export PATH := /usr/lib/ccache:$(PATH)
 
 CONFIGS_debug := x86_64_defconfig devmem.config devmem-debug.config
 CONFIGS_prod  := x86_64_defconfig devmem.config
+CONFIGS_nodevmem := x86_64_defconfig devmem.config devmem-off.config
 
-.PHONY: all deps tree config kernel selftests vm demo check refresh clean help
+.PHONY: all deps tree config kernel selftests vm demo check check-nodevmem refresh clean help
 .DEFAULT_GOAL := help
 
 help:
-	@sed -n '2,9p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '2,10p' Makefile | sed 's/^# \{0,1\}//'
 
 # Installs the packages below as root when any is missing (apt-get).
 deps:
@@ -59,6 +61,11 @@ demo:
 check:
 	@$(MAKE) -s FLAVOR=debug kernel selftests
 	@$(TOP)/mk/check.sh
+
+# The series with CONFIG_NET_DEVMEM off: builds, boots, and bind-rx says so.
+check-nodevmem:
+	@$(MAKE) -s FLAVOR=nodevmem kernel
+	@FLAVOR=nodevmem VM_KMEMLEAK=0 $(TOP)/vm/run -- $(TOP)/vm/nodevmem-guest.sh
 
 refresh:
 	@$(TOP)/mk/refresh.sh

@@ -340,4 +340,63 @@ TEST_F(bind_rx, bind_1g_dmabuf)
 	close(memfd);
 }
 
+/* Ring resize and channel changes are refused while bound; link down and
+ * up keeps the binding (the new page pools take the provider again).
+ */
+TEST_F(bind_rx, reconfigure_while_bound)
+{
+	unsigned int q = 0;
+	char cmd[128];
+	__u32 id;
+
+	ASSERT_EQ(0, devmem_bind_rx(&self->nl, self->ifindex, self->dmabuf,
+				    &q, 1, &id, self->extack, EXTACK_LEN));
+	snprintf(cmd, sizeof(cmd), "ethtool -G %s rx 512 2>/dev/null",
+		 self->ifname);
+	EXPECT_NE(0, system(cmd));
+	snprintf(cmd, sizeof(cmd), "ethtool -L %s combined 1 2>/dev/null",
+		 self->ifname);
+	EXPECT_NE(0, system(cmd));
+
+	ASSERT_EQ(0, set_link(self->ifname, false));
+	ASSERT_EQ(0, set_link(self->ifname, true));
+	EXPECT_EQ((int)id, rxq_binding(self->ifindex, 0));
+	nl_close(&self->nl);
+	EXPECT_EQ(0, rxq_binding(self->ifindex, 0));
+}
+
+/* The device goes away (driver unbound, as on module unload) while a
+ * queue is bound: the binding lets go of it first, and closing the owner
+ * socket afterwards is harmless.
+ */
+TEST_F(bind_rx, device_unregistered_while_bound)
+{
+	char link[PATH_MAX], path[PATH_MAX], *pci;
+	unsigned int q = 0;
+	int tries;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/sys/class/net/%s/device", self->ifname);
+	n = readlink(path, link, sizeof(link) - 1);
+	ASSERT_LT(0, n);
+	link[n] = '\0';
+	pci = strrchr(link, '/') + 1;
+
+	ASSERT_EQ(0, devmem_bind_rx(&self->nl, self->ifindex, self->dmabuf,
+				    &q, 1, NULL, self->extack, EXTACK_LEN));
+	ASSERT_EQ(0, write_file("/sys/bus/pci/drivers/igb/unbind", pci));
+	EXPECT_EQ(-ENODEV, rxq_binding(self->ifindex, 0));
+	nl_close(&self->nl);
+
+	ASSERT_EQ(0, write_file("/sys/bus/pci/drivers/igb/bind", pci));
+	for (tries = 0; tries < 100; tries++) {
+		self->ifindex = find_igb(self->ifname, sizeof(self->ifname));
+		if (self->ifindex > 0 && !set_link(self->ifname, true))
+			break;
+		usleep(100000);
+	}
+	ASSERT_LT(0, self->ifindex);
+	EXPECT_EQ(0, ethtool_set_tcp_data_split(self->ifindex, true, NULL, 0));
+}
+
 TEST_HARNESS_MAIN
