@@ -312,6 +312,7 @@ int igb_hds_clean_rx_irq(struct igb_q_vector *q_vector, const int budget)
 						 size);
 			page_pool_put_netmem(ring->pp, netmem, true);
 		} else {
+			ring->rx_stats.hds_split++;
 			skb = igb_hds_split_skb(ring, ntc, netmem, hdr_len,
 						size);
 			if (!skb)

@@ -28,11 +28,10 @@
 #include <linux/genetlink.h>
 #include <linux/ethtool_netlink.h>
 
-#if defined(__has_include)
-#if __has_include(<linux/netdev.h>)
+/* The series' uAPI header, installed with the kernel headers
+ * (KHDR_INCLUDES) the selftests are built against.
+ */
 #include <linux/netdev.h>
-#endif
-#endif
 
 /*
  * Socket options, control messages and the recvmsg flag.
@@ -90,71 +89,6 @@ struct dmabuf_token {
 	__u32 token_start;
 	__u32 token_count;
 };
-#endif
-
-/*
- * Generic netlink family "netdev".  The values are mainline's.  When
- * <linux/netdev.h> was included above, its enumerators already exist; the
- * macros below then expand to the same numbers, which is harmless.
- */
-#ifndef NETDEV_FAMILY_NAME
-#define NETDEV_FAMILY_NAME	"netdev"
-#endif
-#ifndef NETDEV_FAMILY_VERSION
-#define NETDEV_FAMILY_VERSION	1
-#endif
-
-#ifndef NETDEV_CMD_DEV_GET
-#define NETDEV_CMD_DEV_GET	1
-#endif
-#ifndef NETDEV_CMD_QUEUE_GET
-#define NETDEV_CMD_QUEUE_GET	10
-#endif
-#ifndef NETDEV_CMD_BIND_RX
-#define NETDEV_CMD_BIND_RX	13
-#endif
-#ifndef NETDEV_CMD_BIND_TX
-#define NETDEV_CMD_BIND_TX	15
-#endif
-
-#ifndef NETDEV_A_DEV_IFINDEX
-#define NETDEV_A_DEV_IFINDEX	1
-#endif
-
-#ifndef NETDEV_A_QUEUE_ID
-#define NETDEV_A_QUEUE_ID	1
-#endif
-#ifndef NETDEV_A_QUEUE_IFINDEX
-#define NETDEV_A_QUEUE_IFINDEX	2
-#endif
-#ifndef NETDEV_A_QUEUE_TYPE
-#define NETDEV_A_QUEUE_TYPE	3
-#endif
-#ifndef NETDEV_A_QUEUE_NAPI_ID
-#define NETDEV_A_QUEUE_NAPI_ID	4
-#endif
-#ifndef NETDEV_A_QUEUE_DMABUF
-#define NETDEV_A_QUEUE_DMABUF	5
-#endif
-
-#ifndef NETDEV_A_DMABUF_IFINDEX
-#define NETDEV_A_DMABUF_IFINDEX	1
-#endif
-#ifndef NETDEV_A_DMABUF_QUEUES
-#define NETDEV_A_DMABUF_QUEUES	2
-#endif
-#ifndef NETDEV_A_DMABUF_FD
-#define NETDEV_A_DMABUF_FD	3
-#endif
-#ifndef NETDEV_A_DMABUF_ID
-#define NETDEV_A_DMABUF_ID	4
-#endif
-
-#ifndef NETDEV_QUEUE_TYPE_RX
-#define NETDEV_QUEUE_TYPE_RX	0
-#endif
-#ifndef NETDEV_QUEUE_TYPE_TX
-#define NETDEV_QUEUE_TYPE_TX	1
 #endif
 
 /*
@@ -220,7 +154,10 @@ struct nl_ctx {
  * then returns it, so a request can be built without checking each step.
  */
 struct nl_msg {
-	unsigned char buf[NL_MSG_SIZE] __attribute__((aligned(8)));
+	union {
+		__u64 align;	/* 8-byte aligned, for u64 attributes */
+		unsigned char buf[NL_MSG_SIZE];
+	};
 	size_t len;
 	int err;
 };

@@ -63,9 +63,26 @@ dmctl=$(dirname "$0")/dmctl
 ip netns exec "$SRV_NS" "$dmctl" data-split "$SRV_IF" on || exit 1
 topo_wait "ip -n $SRV_NS link show $SRV_IF | grep -q LOWER_UP" 200
 topo_wait "ip netns exec $CLI_NS ping -c1 -W1 $SRV_ADDR6" 100
-echo "server $SRV_IF tcp-data-split: $(ip netns exec "$SRV_NS" "$dmctl" data-split "$SRV_IF")"
+split=$(ip netns exec "$SRV_NS" "$dmctl" data-split "$SRV_IF")
+echo "server $SRV_IF tcp-data-split: $split"
+[ "$split" = on ] || { echo "FAIL: tcp-data-split did not turn on"; ret=1; }
+
+# Frames the NIC split at the TCP payload, summed over the RX queues.
+hds_split()
+{
+	ip netns exec "$SRV_NS" ethtool -S "$SRV_IF" |
+		awk '/rx_queue_[0-9]+_hds_split:/ { n += $2 } END { print n + 0 }'
+}
+split_before=$(hds_split)
 transfer "IPv6, header split" "TCP6-LISTEN:$PORT,reuseaddr" "TCP6:[$SRV_ADDR6]:$PORT"
 transfer "IPv4, header split" "TCP4-LISTEN:$PORT,reuseaddr" "TCP4:$SRV_ADDR4:$PORT"
-ip netns exec "$SRV_NS" ethtool -S "$SRV_IF" | grep -E 'rx_queue_[0-9]+_(packets|hds_drops)'
+split_frames=$(( $(hds_split) - split_before ))
+ip netns exec "$SRV_NS" ethtool -S "$SRV_IF" | grep -E 'rx_queue_[0-9]+_(packets|hds_)'
+# 2 x 8 MiB of payload is over 2 x 5700 full-size frames: without header
+# split there would be none; ask for the frames of one transfer at least.
+if [ "$split_frames" -lt $((bytes / 1448)) ]; then
+	echo "FAIL: only $split_frames frames were header split"
+	ret=1
+fi
 ip netns exec "$SRV_NS" "$dmctl" data-split "$SRV_IF" off
 exit $ret
