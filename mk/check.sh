@@ -15,7 +15,7 @@ n=0
 # 1. The selftests, in one boot of the debug kernel.
 expected=$(grep -c . "$build"/selftests/kselftest-list.txt)
 echo "check: running $expected selftest(s) in the guest"
-FLAVOR=debug "$top"/vm/run -l "$build"/vm/check -- \
+FLAVOR=debug VM_TIMEOUT=${VM_TIMEOUT:-3600} "$top"/vm/run -l "$build"/vm/check -- \
 	"$build"/selftests/run_kselftest.sh > "$out/guest.tap"
 vmrc=$?
 cat "$out/guest.tap"

@@ -6,4 +6,4 @@ flavor=${1:-prod}
 build=${BUILD:-$top/build}
 echo "demo: booting the $flavor kernel in QEMU (TCG), two igb NICs wired back to back"
 FLAVOR=$flavor "$top"/vm/run -l "$build"/vm/demo -- \
-	"$top"/vm/demo-guest.sh "$build"/selftests/net/devmem "${DEMO_MB:-64}"
+	"$top"/vm/demo-guest.sh "$build"/selftests/net/devmem "${DEMO_MB:-256}"

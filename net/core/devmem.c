@@ -80,7 +80,9 @@ static void net_devmem_release_dev(struct net_devmem_dmabuf_binding *binding)
 	if (binding->sgt)
 		dma_buf_unmap_attachment(binding->attachment, binding->sgt,
 					 DMA_FROM_DEVICE);
-	dma_buf_detach(binding->dmabuf, binding->attachment);
+	/* NULL when attaching is what failed */
+	if (binding->attachment)
+		dma_buf_detach(binding->dmabuf, binding->attachment);
 	binding->sgt = NULL;
 	binding->attachment = NULL;
 	netdev_put(binding->dev, &binding->dev_tracker);
@@ -432,6 +434,22 @@ static const struct memory_provider_ops dmabuf_devmem_ops = {
 	.alloc			= mp_dmabuf_devmem_alloc,
 	.release		= mp_dmabuf_devmem_release,
 };
+
+/**
+ * net_devmem_iov_binding_id() - id of the dma-buf binding of a net_iov
+ * @niov: a net_iov a page pool handed out (held by the caller)
+ *
+ * Return: the id of the binding whose dma-buf @niov is a page of, or 0
+ * when @niov comes from another memory provider.
+ */
+u32 net_devmem_iov_binding_id(const struct net_iov *niov)
+{
+	struct page_pool *pool = READ_ONCE(niov->pp);
+
+	if (!pool || pool->mp_ops != &dmabuf_devmem_ops)
+		return 0;
+	return net_iov_binding(niov)->id;
+}
 
 static int __init net_devmem_init(void)
 {

@@ -90,6 +90,7 @@ int net_devmem_bind_dmabuf_to_queue(struct net_device *dev, u32 rxq_idx,
 				    struct netlink_ext_ack *extack);
 void net_devmem_unbind_owner(struct net *net, u32 portid);
 u32 net_devmem_rxq_binding_id(struct netdev_rx_queue *rxq);
+u32 net_devmem_iov_binding_id(const struct net_iov *niov);
 void net_devmem_dmabuf_binding_put(struct net_devmem_dmabuf_binding *binding);
 
 /**

@@ -161,7 +161,14 @@ void igb_hds_alloc_rx_buffers(struct igb_ring *ring, u16 count)
 	while (count--) {
 		netmem = page_pool_dev_alloc_netmem(ring->pp);
 		if (unlikely(!netmem)) {
+			/* alloc_failed counts every failed allocation of
+			 * the ring (skbs too), pp_alloc_fail the page pool
+			 * (or its memory provider) running dry. Like
+			 * alloc_failed in igb_main.c, not under rx_syncp:
+			 * this also runs in process context.
+			 */
 			ring->rx_stats.alloc_failed++;
+			ring->rx_stats.pp_alloc_fail++;
 			break;
 		}
 		ring->rx_netmem[i] = netmem;
@@ -266,10 +273,11 @@ int igb_hds_clean_rx_irq(struct igb_q_vector *q_vector, const int budget)
 {
 	struct igb_ring *ring = q_vector->rx.ring;
 	unsigned int total_bytes = 0, total_packets = 0;
+	unsigned int devmem_frames = 0;
 	u16 cleaned = 0;
 
 	while (likely(total_packets < budget)) {
-		union e1000_adv_rx_desc *rx_desc;
+		union e1000_adv_rx_desc *rx_desc, wb;
 		unsigned int size, hdr_len;
 		u16 ntc = ring->next_to_clean;
 		struct sk_buff *skb;
@@ -284,12 +292,16 @@ int igb_hds_clean_rx_irq(struct igb_q_vector *q_vector, const int budget)
 		/* nothing else of the descriptor before DD is seen */
 		dma_rmb();
 
-		size = le16_to_cpu(rx_desc->wb.upper.length);
-		hdr_info = le16_to_cpu(rx_desc->wb.lower.lo_dword.hdr_info);
+		/* the write-back (checksum, hash, VLAN) is used after the
+		 * descriptor's status is cleared: an unposted descriptor must
+		 * not look done next time
+		 */
+		wb = *rx_desc;
+		rx_desc->wb.upper.status_error = 0;
+		size = le16_to_cpu(wb.wb.upper.length);
+		hdr_info = le16_to_cpu(wb.wb.lower.lo_dword.hdr_info);
 		hdr_len = (hdr_info & E1000_RXDADV_HDRBUFLEN_MASK) >>
 			  E1000_RXDADV_HDRBUFLEN_SHIFT;
-		/* an unposted descriptor must not look done next time */
-		rx_desc->wb.upper.status_error = 0;
 		netmem = ring->rx_netmem[ntc];
 		ring->rx_netmem[ntc] = 0;
 		if (++ring->next_to_clean == ring->count)
@@ -317,6 +329,9 @@ int igb_hds_clean_rx_irq(struct igb_q_vector *q_vector, const int budget)
 						size);
 			if (!skb)
 				page_pool_put_netmem(ring->pp, netmem, true);
+			else if (size && netmem_is_net_iov(netmem))
+				/* the payload fragment is device memory */
+				devmem_frames++;
 		}
 		if (!skb)
 			continue;
@@ -327,7 +342,7 @@ int igb_hds_clean_rx_irq(struct igb_q_vector *q_vector, const int budget)
 		}
 
 		total_bytes += skb->len;
-		igb_process_skb_fields(ring, rx_desc, skb);
+		igb_process_skb_fields(ring, &wb, skb);
 		napi_gro_receive(&q_vector->napi, skb);
 		total_packets++;
 	}
@@ -335,6 +350,7 @@ int igb_hds_clean_rx_irq(struct igb_q_vector *q_vector, const int budget)
 	u64_stats_update_begin(&ring->rx_syncp);
 	ring->rx_stats.packets += total_packets;
 	ring->rx_stats.bytes += total_bytes;
+	ring->rx_stats.devmem_frames += devmem_frames;
 	u64_stats_update_end(&ring->rx_syncp);
 	q_vector->rx.total_packets += total_packets;
 	q_vector->rx.total_bytes += total_bytes;

@@ -19,6 +19,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -397,6 +398,84 @@ TEST_F(bind_rx, device_unregistered_while_bound)
 	}
 	ASSERT_LT(0, self->ifindex);
 	EXPECT_EQ(0, ethtool_set_tcp_data_split(self->ifindex, true, NULL, 0));
+}
+
+/* Fault injection (fail-nth): make the Nth slab allocation of a bind fail,
+ * for N from 1 up, every N while N is small and then at growing steps (a
+ * bind makes a few allocations per page of the dma-buf, so a small one is
+ * used). Each failure is a clean error, the queue stays unbound, and once no
+ * allocation is left to fail the bind succeeds.
+ */
+static int fail_nth_set(unsigned int n)
+{
+	char buf[16];
+
+	snprintf(buf, sizeof(buf), "%u", n);
+	return write_file("/proc/thread-self/fail-nth", buf);
+}
+
+static int fail_nth_pending(void)
+{
+	char buf[16] = "";
+	int fd, n;
+
+	fd = open("/proc/thread-self/fail-nth", O_RDONLY);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	return n > 0 ? atoi(buf) : -EIO;
+}
+
+#define FAULT_DMABUF_SIZE	(2UL << 20)
+
+TEST_F_TIMEOUT(bind_rx, bind_fails_cleanly_at_every_allocation, 1800)
+{
+	unsigned int q = 0, n, failures = 0;
+	int ret = -1, pending = 0, dmabuf;
+	__u32 id;
+
+	if (access("/proc/thread-self/fail-nth", W_OK))
+		SKIP(return, "no fault injection (CONFIG_FAULT_INJECTION)");
+	if (access("/sys/kernel/debug/failslab", F_OK))
+		mount("debugfs", "/sys/kernel/debug", "debugfs", 0, NULL);
+	/* Slab allocations, GFP_KERNEL ones too, fail in turn; the page
+	 * allocator keeps its defaults (no order-0 failures), so that the
+	 * warning of every failed page allocation does not flood the console.
+	 */
+	ASSERT_EQ(0, write_file("/sys/kernel/debug/failslab/ignore-gfp-wait",
+				"N"));
+	write_file("/sys/kernel/debug/failslab/verbose", "0");
+	dmabuf = udmabuf_create(FAULT_DMABUF_SIZE, NULL);
+	ASSERT_LE(0, dmabuf);
+
+	for (n = 1; n < 1000000; n += 1 + n / 32) {
+		ASSERT_EQ(0, fail_nth_set(n));
+		ret = devmem_bind_rx(&self->nl, self->ifindex, dmabuf, &q, 1,
+				     &id, self->extack, EXTACK_LEN);
+		pending = fail_nth_pending();
+		fail_nth_set(0);
+		if (pending > 0)
+			break;	/* nothing failed: the bind went through */
+		failures++;
+		/* the reply may be what failed: closing the socket must
+		 * undo whatever the bind left
+		 */
+		nl_close(&self->nl);
+		ASSERT_EQ(0, rxq_binding(self->ifindex, 0))
+			TH_LOG("allocation %u failed (%d): queue still bound", n,
+			       ret);
+		ASSERT_EQ(0, devmem_nl_open(&self->nl));
+	}
+	write_file("/sys/kernel/debug/failslab/ignore-gfp-wait", "Y");
+	TH_LOG("%u binds failed at allocations 1..%u, each cleanly", failures,
+	       n);
+	EXPECT_LT(0, pending);
+	EXPECT_EQ(0, ret) TH_LOG("bind without failure: %s", self->extack);
+	EXPECT_LT(0U, failures);
+	EXPECT_LT(0, rxq_binding(self->ifindex, 0));
+	nl_close(&self->nl);
+	close(dmabuf);
 }
 
 TEST_HARNESS_MAIN

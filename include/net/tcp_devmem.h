@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Device memory TCP: receiving payload that lives in a dma-buf.
+ *
+ * recvmsg(MSG_SOCK_DEVMEM) reports each payload fragment of an unreadable
+ * skb as a SCM_DEVMEM_DMABUF control message and keeps a reference on it
+ * behind a per-socket token, until user space gives the token back with
+ * setsockopt(SO_DEVMEM_DONTNEED) or closes the socket.
+ */
+#ifndef _NET_TCP_DEVMEM_H
+#define _NET_TCP_DEVMEM_H
+
+#include <linux/skbuff.h>
+#include <linux/sockptr.h>
+
+struct msghdr;
+struct sock;
+
+/* At most this many struct dmabuf_token per SO_DEVMEM_DONTNEED call. */
+#define TCP_DEVMEM_DONTNEED_MAX_RANGES	128
+/* One SO_DEVMEM_DONTNEED call looks at no more tokens than this. */
+#define TCP_DEVMEM_DONTNEED_MAX_TOKENS	1024
+
+#if IS_ENABLED(CONFIG_NET_DEVMEM)
+void tcp_devmem_init_sock(struct sock *sk);
+void tcp_devmem_release_tokens(struct sock *sk);
+int tcp_devmem_recv_skb(struct sock *sk, const struct sk_buff *skb,
+			u32 offset, struct msghdr *msg, size_t len, int flags);
+int tcp_devmem_dontneed(struct sock *sk, sockptr_t optval,
+			unsigned int optlen);
+#else
+static inline void tcp_devmem_init_sock(struct sock *sk)
+{
+}
+
+static inline void tcp_devmem_release_tokens(struct sock *sk)
+{
+}
+
+static inline int tcp_devmem_recv_skb(struct sock *sk,
+				      const struct sk_buff *skb, u32 offset,
+				      struct msghdr *msg, size_t len,
+				      int flags)
+{
+	return -EFAULT;
+}
+
+static inline int tcp_devmem_dontneed(struct sock *sk, sockptr_t optval,
+				      unsigned int optlen)
+{
+	return -EOPNOTSUPP;
+}
+#endif
+
+/**
+ * tcp_recv_unreadable() - receive from an skb whose payload is device memory
+ * @sk: the TCP socket, locked
+ * @skb: the skb at the socket's read position
+ * @offset: where reading starts in @skb
+ * @msg: the caller's message
+ * @used: in: bytes the caller may take from @skb; out: bytes taken
+ * @flags: recvmsg flags
+ *
+ * Without MSG_SOCK_DEVMEM device memory cannot be received: nothing is
+ * copied and the caller fails with -EFAULT.
+ *
+ * Return: 0 with *@used updated, or a negative errno.
+ */
+static inline int tcp_recv_unreadable(struct sock *sk,
+				      const struct sk_buff *skb, u32 offset,
+				      struct msghdr *msg, unsigned long *used,
+				      int flags)
+{
+	int ret;
+
+	if (!(flags & MSG_SOCK_DEVMEM))
+		return -EFAULT;
+	ret = tcp_devmem_recv_skb(sk, skb, offset, msg, *used, flags);
+	if (ret < 0)
+		return ret;
+	*used = ret;
+	return 0;
+}
+
+#endif /* _NET_TCP_DEVMEM_H */

@@ -1,0 +1,273 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Device memory TCP: receive into a dma-buf.
+ *
+ * The payload of an unreadable skb sits in net_iovs, pages of a dma-buf
+ * bound to the RX queue (net/core/devmem.c). recvmsg(MSG_SOCK_DEVMEM)
+ * copies only the bytes of the skb's linear part (reported by one
+ * SCM_DEVMEM_LINEAR control message) and describes every payload fragment
+ * with a SCM_DEVMEM_DMABUF control message: where it is in the dma-buf,
+ * its size, and a token. The token holds a reference on the net_iov, so
+ * the NIC does not reuse the memory while user space reads it; user space
+ * gives tokens back with setsockopt(SO_DEVMEM_DONTNEED), and whatever is
+ * left is given back when the socket is destroyed.
+ *
+ * Tokens live in the socket's devmem_tokens xarray (see struct tcp_sock),
+ * whose lock is taken with BH disabled: a socket can be destroyed, and its
+ * tokens given back, in softirq context.
+ */
+
+#include <linux/kernel.h>
+#include <linux/skbuff.h>
+#include <linux/slab.h>
+#include <linux/socket.h>
+#include <linux/tcp.h>
+#include <linux/uio.h>
+#include <linux/xarray.h>
+#include <net/netmem.h>
+#include <net/page_pool.h>
+#include <net/sock.h>
+#include <net/tcp_devmem.h>
+
+#include "../core/devmem.h"
+
+/**
+ * tcp_devmem_init_sock() - start a socket with an empty token table
+ * @sk: a TCP socket being created, or a child socket just cloned from its
+ *	listener (the clone copied the listener's table head: forget it)
+ */
+void tcp_devmem_init_sock(struct sock *sk)
+{
+	xa_init_flags(&tcp_sk(sk)->devmem_tokens,
+		      XA_FLAGS_ALLOC | XA_FLAGS_LOCK_BH);
+}
+
+/**
+ * tcp_devmem_release_tokens() - give back every token of a socket
+ * @sk: the TCP socket being destroyed
+ *
+ * No recvmsg or setsockopt can run any more, so the table has no other
+ * user. Runs in process context or, for an orphaned socket, in softirq.
+ */
+void tcp_devmem_release_tokens(struct sock *sk)
+{
+	struct xarray *tokens = &tcp_sk(sk)->devmem_tokens;
+	struct net_iov *niov;
+	unsigned long token;
+
+	xa_for_each(tokens, token, niov) {
+		xa_erase_bh(tokens, token);
+		net_iov_put(niov);
+	}
+	xa_destroy(tokens);
+}
+
+/* Is there room in the control buffer for one more devmem cmsg? Checked
+ * first because put_cmsg() would truncate it silently, and a truncated
+ * token is a reference lost for good.
+ */
+static bool tcp_devmem_cmsg_fits(const struct msghdr *msg)
+{
+	return msg->msg_control && !(msg->msg_flags & MSG_CTRUNC) &&
+	       msg->msg_controllen >= CMSG_LEN(sizeof(struct dmabuf_cmsg));
+}
+
+static int tcp_devmem_put_cmsg(struct msghdr *msg, int type,
+			       struct dmabuf_cmsg *dc)
+{
+	return put_cmsg(msg, SOL_SOCKET, type, sizeof(*dc), dc);
+}
+
+/* Copy @len bytes of the linear part and report them. */
+static int tcp_devmem_recv_linear(const struct sk_buff *skb, u32 offset,
+				  struct msghdr *msg, u32 len)
+{
+	struct dmabuf_cmsg dc = { .frag_size = len };
+	int err;
+
+	if (!tcp_devmem_cmsg_fits(msg))
+		return -ENOSPC;
+	err = skb_copy_datagram_msg(skb, offset, msg, len);
+	if (err)
+		return err;
+	return tcp_devmem_put_cmsg(msg, SCM_DEVMEM_LINEAR, &dc);
+}
+
+/* Report @len bytes at @off of fragment @frag and hand out a token. */
+static int tcp_devmem_recv_frag(struct sock *sk, const skb_frag_t *frag,
+				u32 off, u32 len, struct msghdr *msg)
+{
+	struct xarray *tokens = &tcp_sk(sk)->devmem_tokens;
+	struct net_iov *niov = skb_frag_net_iov(frag);
+	struct dmabuf_cmsg dc = {};
+	u32 token;
+	int err;
+
+	/* An unreadable skb carries dma-buf fragments only. */
+	if (!niov)
+		return -EFAULT;
+	dc.dmabuf_id = net_devmem_iov_binding_id(niov);
+	if (!dc.dmabuf_id)
+		return -EFAULT;
+	if (!tcp_devmem_cmsg_fits(msg))
+		return -ENOSPC;
+
+	net_iov_get(niov);
+	err = xa_alloc_bh(tokens, &token, niov, xa_limit_31b, GFP_KERNEL);
+	if (err) {
+		net_iov_put(niov);
+		return err == -EBUSY ? -ENOBUFS : err;
+	}
+
+	dc.frag_offset = net_iov_virtual_addr(niov) + skb_frag_off(frag) + off;
+	dc.frag_size = len;
+	dc.frag_token = token;
+	err = tcp_devmem_put_cmsg(msg, SCM_DEVMEM_DMABUF, &dc);
+	if (err) {
+		xa_erase_bh(tokens, token);
+		net_iov_put(niov);
+	}
+	return err;
+}
+
+/**
+ * tcp_devmem_recv_skb() - receive from an unreadable skb as tokens
+ * @sk: the TCP socket, locked by the caller
+ * @skb: the skb at the read position; its payload is device memory
+ * @offset: first byte of @skb to receive
+ * @msg: the caller's message: linear bytes go to its iovec, one control
+ *	message per piece of data to its control buffer
+ * @len: bytes to receive at most
+ * @flags: recvmsg flags (MSG_SOCK_DEVMEM is set)
+ *
+ * Stops early when the control buffer has no room for the next control
+ * message, so that no token is ever truncated away.
+ *
+ * Return: bytes received (> 0), or a negative errno when nothing was:
+ * -ENOSPC (control buffer full), -EINVAL (MSG_PEEK), -EFAULT (bad user
+ * buffer, or data that is neither linear nor a dma-buf fragment),
+ * -ENOBUFS / -ENOMEM (no token left).
+ */
+int tcp_devmem_recv_skb(struct sock *sk, const struct sk_buff *skb,
+			u32 offset, struct msghdr *msg, size_t len, int flags)
+{
+	const struct skb_shared_info *shinfo = skb_shinfo(skb);
+	u32 start = skb_headlen(skb);
+	size_t done = 0;
+	int i, err = 0;
+
+	/* A peek would hand out a second token for the same bytes. */
+	if (flags & MSG_PEEK)
+		return -EINVAL;
+
+	if (offset < start) {
+		u32 n = min_t(size_t, start - offset, len);
+
+		err = tcp_devmem_recv_linear(skb, offset, msg, n);
+		if (err)
+			return err;
+		done = n;
+	}
+
+	for (i = 0; i < shinfo->nr_frags && done < len; i++) {
+		const skb_frag_t *frag = &shinfo->frags[i];
+		u32 end = start + skb_frag_size(frag);
+		u32 pos = offset + done;
+		u32 n;
+
+		if (pos < end) {
+			n = min_t(size_t, end - pos, len - done);
+			err = tcp_devmem_recv_frag(sk, frag, pos - start, n,
+						   msg);
+			if (err)
+				break;
+			done += n;
+		}
+		start = end;
+	}
+
+	/* Data past the fragments (a frag_list) is never built for device
+	 * memory; refuse it rather than guess.
+	 */
+	if (!err && done < len)
+		err = -EFAULT;
+
+	return done ? done : err;
+}
+
+/* Give back one token: true if it was handed out. */
+static bool tcp_devmem_put_token(struct sock *sk, u32 token)
+{
+	struct net_iov *niov = xa_erase_bh(&tcp_sk(sk)->devmem_tokens, token);
+
+	if (!niov)
+		return false;
+	net_iov_put(niov);
+	return true;
+}
+
+/* Free the tokens of @ranges, looking at no more than the per-call limit
+ * of tokens whatever the counts say; returns how many were freed.
+ */
+static int tcp_devmem_put_ranges(struct sock *sk,
+				 const struct dmabuf_token *ranges,
+				 unsigned int nranges)
+{
+	unsigned int budget = TCP_DEVMEM_DONTNEED_MAX_TOKENS;
+	unsigned int i, freed = 0;
+
+	for (i = 0; i < nranges && budget; i++) {
+		u64 token = ranges[i].token_start;
+		u64 end = token + ranges[i].token_count;
+
+		/* Tokens are below 2^31: the rest of the range is empty. */
+		end = min_t(u64, end, (u64)U32_MAX + 1);
+		for (; token < end && budget; token++, budget--)
+			freed += tcp_devmem_put_token(sk, token);
+	}
+	return freed;
+}
+
+/**
+ * tcp_devmem_dontneed() - setsockopt(SO_DEVMEM_DONTNEED)
+ * @sk: the socket
+ * @optval: an array of struct dmabuf_token
+ * @optlen: its size in bytes
+ *
+ * Tokens that are unknown, or already given back, are skipped. One call
+ * takes at most TCP_DEVMEM_DONTNEED_MAX_RANGES ranges and looks at no more
+ * than TCP_DEVMEM_DONTNEED_MAX_TOKENS tokens, so a huge count cannot keep
+ * the CPU.
+ *
+ * Return: the number of tokens freed, -EBADF for a socket that is not TCP,
+ * -EINVAL for a bad @optlen, -EFAULT or -ENOMEM.
+ */
+int tcp_devmem_dontneed(struct sock *sk, sockptr_t optval,
+			unsigned int optlen)
+{
+	struct dmabuf_token *ranges;
+	unsigned int nranges;
+	int freed;
+
+	if (!sk_fullsock(sk) || sk->sk_type != SOCK_STREAM ||
+	    sk->sk_protocol != IPPROTO_TCP)
+		return -EBADF;
+	if (optlen % sizeof(*ranges) ||
+	    optlen > TCP_DEVMEM_DONTNEED_MAX_RANGES * sizeof(*ranges))
+		return -EINVAL;
+	nranges = optlen / sizeof(*ranges);
+	if (!nranges)
+		return 0;
+
+	ranges = kmalloc_array(nranges, sizeof(*ranges), GFP_KERNEL);
+	if (!ranges)
+		return -ENOMEM;
+	if (copy_from_sockptr(ranges, optval, optlen)) {
+		kfree(ranges);
+		return -EFAULT;
+	}
+
+	freed = tcp_devmem_put_ranges(sk, ranges, nranges);
+	kfree(ranges);
+	return freed;
+}

@@ -1,0 +1,813 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Device memory TCP receive, socket side.
+ *
+ * Run by devmem_rx.sh inside the server namespace of topology.sh, with
+ * SRV_IF naming the server NIC and CLI_NS the client namespace. Each test
+ * binds a udmabuf to RX queue(s) of the server NIC, points RSS at them, and
+ * has a child process in the client namespace send a known pattern over
+ * the emulated wire. The payload must arrive in the udmabuf (read back
+ * through its mmap at the offsets the SCM_DEVMEM_DMABUF messages give),
+ * and every error path of recvmsg(MSG_SOCK_DEVMEM) and SO_DEVMEM_DONTNEED
+ * must fail cleanly.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/dma-buf.h>
+#include <linux/tcp.h>
+
+#include "../../kselftest_harness.h"
+#include "devmem_lib.h"
+
+#define EXTACK_LEN	256
+#define DMABUF_SIZE	(64UL << 20)
+#define PATTERN_MOD	251
+#define PORT		5301
+#define CMSG_BUF_LEN	(CMSG_SPACE(sizeof(struct dmabuf_cmsg)) * 2048)
+#define IOV_LEN		(256 << 10)
+#define MAX_FLOWS	4
+/* seconds a test may take: TCG and a debug kernel are slow */
+#define FLOW_TIMEOUT	600
+
+/* Byte @pos of every test stream. */
+static unsigned char pattern_at(size_t pos)
+{
+	return pos % PATTERN_MOD;
+}
+
+/* --- client, in the client namespace ----------------------------------- */
+
+struct client_opts {
+	size_t bytes;		/* bytes to send */
+	size_t chunk;		/* bytes per send() */
+	bool nodelay;		/* TCP_NODELAY and a pause between sends */
+	bool ipv4;		/* IPv4 instead of IPv6 */
+};
+
+static int join_client_netns(void)
+{
+	char path[128];
+	const char *ns = getenv("CLI_NS");
+	int fd, ret;
+
+	snprintf(path, sizeof(path), "/run/netns/%s", ns ? ns : "devmem-cli");
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return -1;
+	ret = setns(fd, CLONE_NEWNET);
+	close(fd);
+	return ret;
+}
+
+static int client_connect(const struct client_opts *o)
+{
+	struct sockaddr_storage ss = {};
+	struct sockaddr_in6 *s6 = (void *)&ss;
+	struct sockaddr_in *s4 = (void *)&ss;
+	socklen_t sl;
+	int fd, i, one = 1;
+
+	if (o->ipv4) {
+		s4->sin_family = AF_INET;
+		s4->sin_port = htons(PORT);
+		inet_pton(AF_INET, "192.0.2.1", &s4->sin_addr);
+		sl = sizeof(*s4);
+	} else {
+		s6->sin6_family = AF_INET6;
+		s6->sin6_port = htons(PORT);
+		inet_pton(AF_INET6, "2001:db8::1", &s6->sin6_addr);
+		sl = sizeof(*s6);
+	}
+	for (i = 0; i < 200; i++) {
+		fd = socket(ss.ss_family, SOCK_STREAM, 0);
+		if (fd < 0)
+			return -1;
+		if (o->nodelay)
+			setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one,
+				   sizeof(one));
+		if (!connect(fd, (void *)&ss, sl))
+			return fd;
+		close(fd);
+		usleep(50000);
+	}
+	return -1;
+}
+
+/* Child process: send the pattern, wait for the server to close. */
+static void client_run(const struct client_opts *o)
+{
+	unsigned char *buf = malloc(o->chunk);
+	size_t pos = 0, i;
+	char c;
+	int fd;
+
+	/* the netlink socket and the dma-buf stay the server's alone: an
+	 * inherited copy would keep the binding alive
+	 */
+	close_range(3, ~0U, 0);
+	if (!buf || join_client_netns())
+		_exit(2);
+	fd = client_connect(o);
+	if (fd < 0)
+		_exit(3);
+	while (pos < o->bytes) {
+		size_t n = o->chunk < o->bytes - pos ? o->chunk : o->bytes - pos;
+		ssize_t w;
+
+		for (i = 0; i < n; i++)
+			buf[i] = pattern_at(pos + i);
+		w = send(fd, buf, n, MSG_NOSIGNAL);
+		if (w <= 0)
+			_exit(pos ? 0 : 4);	/* the server may stop early */
+		pos += w;
+		if (o->nodelay)
+			usleep(2000);
+	}
+	shutdown(fd, SHUT_WR);
+	while (read(fd, &c, 1) > 0)
+		;
+	_exit(0);
+}
+
+static pid_t client_start(const struct client_opts *o)
+{
+	pid_t pid = fork();
+
+	if (!pid)
+		client_run(o);
+	return pid;
+}
+
+static int client_wait(pid_t pid)
+{
+	int status;
+
+	if (pid <= 0 || waitpid(pid, &status, 0) != pid)
+		return -1;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* --- server side helpers ------------------------------------------------- */
+
+static int run(const char *fmt, const char *arg)
+{
+	char cmd[256];
+
+	snprintf(cmd, sizeof(cmd), fmt, arg);
+	return system(cmd);
+}
+
+static int listen_on(void)
+{
+	struct sockaddr_in6 s6 = {
+		.sin6_family = AF_INET6,
+		.sin6_port = htons(PORT),
+		.sin6_addr = IN6ADDR_ANY_INIT,
+	};
+	int fd, one = 1;
+
+	fd = socket(AF_INET6, SOCK_STREAM, 0);
+	if (fd < 0)
+		return -1;
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(fd, (void *)&s6, sizeof(s6)) || listen(fd, MAX_FLOWS)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* What the receive loop saw. */
+struct rx_state {
+	size_t pos;		/* stream bytes received */
+	size_t dmabuf_bytes;	/* of which in the dma-buf */
+	size_t linear_bytes;	/* of which copied by the CPU */
+	size_t host_bytes;	/* readable skbs (no devmem cmsg at all) */
+	size_t frags;
+	size_t bad;		/* bytes that differ from the pattern */
+	__u32 *tokens;		/* tokens held, when kept */
+	size_t ntokens;
+	size_t tokens_cap;
+	__u32 binding_id;	/* expected dmabuf_id, 0: any */
+	bool bad_id;
+};
+
+static void check_bytes(struct rx_state *st, const unsigned char *p,
+			size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (p[i] != pattern_at(st->pos + i))
+			st->bad++;
+	st->pos += n;
+}
+
+static int keep_token(struct rx_state *st, __u32 token)
+{
+	if (st->ntokens == st->tokens_cap) {
+		size_t cap = st->tokens_cap ? st->tokens_cap * 2 : 4096;
+		__u32 *t = realloc(st->tokens, cap * sizeof(*t));
+
+		if (!t)
+			return -ENOMEM;
+		st->tokens = t;
+		st->tokens_cap = cap;
+	}
+	st->tokens[st->ntokens++] = token;
+	return 0;
+}
+
+/* Give back the kept tokens, one range per token, 128 per call. */
+static long free_tokens(int fd, struct rx_state *st)
+{
+	struct dmabuf_token t[128];
+	size_t done = 0;
+	long freed = 0;
+
+	while (done < st->ntokens) {
+		size_t n = st->ntokens - done, i;
+		int r;
+
+		if (n > 128)
+			n = 128;
+		for (i = 0; i < n; i++) {
+			t[i].token_start = st->tokens[done + i];
+			t[i].token_count = 1;
+		}
+		r = setsockopt(fd, SOL_SOCKET, SO_DEVMEM_DONTNEED, t,
+			       n * sizeof(t[0]));
+		if (r < 0)
+			return -errno;
+		freed += r;
+		done += n;
+	}
+	st->ntokens = 0;
+	return freed;
+}
+
+/*
+ * One recvmsg(MSG_SOCK_DEVMEM): walk the control messages in stream order,
+ * check every byte against the pattern (dma-buf bytes through @map), keep
+ * the tokens. Returns recvmsg's result (-errno on failure).
+ */
+static ssize_t devmem_recv(int fd, const unsigned char *map, void *iov_buf,
+			   struct rx_state *st, int flags)
+{
+	static char ctrl[CMSG_BUF_LEN];
+	struct iovec iov = { .iov_base = iov_buf, .iov_len = IOV_LEN };
+	struct msghdr msg = {
+		.msg_iov = &iov, .msg_iovlen = 1,
+		.msg_control = ctrl, .msg_controllen = sizeof(ctrl),
+	};
+	const unsigned char *lin = iov_buf;
+	size_t seen = 0;
+	struct cmsghdr *cm;
+	ssize_t ret;
+
+	ret = recvmsg(fd, &msg, MSG_SOCK_DEVMEM | flags);
+	if (ret <= 0)
+		return ret < 0 ? -errno : 0;
+	if (msg.msg_flags & MSG_CTRUNC)
+		return -EMSGSIZE;
+
+	for (cm = CMSG_FIRSTHDR(&msg); cm; cm = CMSG_NXTHDR(&msg, cm)) {
+		struct dmabuf_cmsg *dc = (void *)CMSG_DATA(cm);
+
+		if (cm->cmsg_level != SOL_SOCKET)
+			continue;
+		if (cm->cmsg_type == SCM_DEVMEM_LINEAR) {
+			check_bytes(st, lin, dc->frag_size);
+			lin += dc->frag_size;
+			st->linear_bytes += dc->frag_size;
+		} else if (cm->cmsg_type == SCM_DEVMEM_DMABUF) {
+			if (dc->frag_offset + dc->frag_size > DMABUF_SIZE)
+				return -ERANGE;
+			if (st->binding_id && dc->dmabuf_id != st->binding_id)
+				st->bad_id = true;
+			check_bytes(st, map + dc->frag_offset, dc->frag_size);
+			st->dmabuf_bytes += dc->frag_size;
+			st->frags++;
+			if (keep_token(st, dc->frag_token))
+				return -ENOMEM;
+		} else {
+			continue;
+		}
+		seen += dc->frag_size;
+	}
+	if (!seen) {
+		/* a readable skb: plain bytes in the iovec */
+		check_bytes(st, iov_buf, ret);
+		st->host_bytes += ret;
+	} else if (seen != (size_t)ret) {
+		return -EPROTO;
+	}
+	return ret;
+}
+
+/* Receive until EOF (or @limit bytes), giving tokens back as we go. */
+static int devmem_recv_all(int fd, const unsigned char *map,
+			   struct rx_state *st, size_t limit, bool keep)
+{
+	void *buf = malloc(IOV_LEN);
+	ssize_t r;
+
+	if (!buf)
+		return -ENOMEM;
+	while (st->pos < limit) {
+		r = devmem_recv(fd, map, buf, st, 0);
+		if (r <= 0) {
+			free(buf);
+			return r;
+		}
+		if (!keep && free_tokens(fd, st) < 0) {
+			free(buf);
+			return -EIO;
+		}
+	}
+	free(buf);
+	return 0;
+}
+
+/* --- the fixture ------------------------------------------------------- */
+
+FIXTURE(devmem_rx) {
+	struct nl_ctx nl;
+	char ifname[IFNAMSIZ];
+	int ifindex;
+	int dmabuf;
+	unsigned char *map;
+	__u32 binding_id;
+	int lfd;
+	int fd;
+	pid_t client;
+	char extack[EXTACK_LEN];
+};
+
+FIXTURE_VARIANT(devmem_rx) {
+	bool both_queues;	/* bind queues 0 and 1, default RSS */
+};
+
+/* One queue bound (the last one), RSS pointed at it. */
+FIXTURE_VARIANT_ADD(devmem_rx, one_queue) {
+	.both_queues = false,
+};
+
+/* Every queue bound, flows spread by the default RSS table. */
+FIXTURE_VARIANT_ADD(devmem_rx, two_queues) {
+	.both_queues = true,
+};
+
+FIXTURE_SETUP(devmem_rx)
+{
+	unsigned int q[2] = { 0, 1 };
+	const char *ifname = getenv("SRV_IF");
+	void *map;
+
+	self->fd = -1;
+	self->client = -1;
+	ASSERT_NE(NULL, ifname) TH_LOG("SRV_IF not set: run devmem_rx.sh");
+	snprintf(self->ifname, sizeof(self->ifname), "%s", ifname);
+	self->ifindex = devmem_ifindex(ifname);
+	ASSERT_LT(0, self->ifindex);
+
+	ASSERT_EQ(0, ethtool_set_tcp_data_split(self->ifindex, true,
+						self->extack, EXTACK_LEN))
+		TH_LOG("tcp-data-split: %s", self->extack);
+	self->dmabuf = udmabuf_create(DMABUF_SIZE, NULL);
+	ASSERT_LE(0, self->dmabuf);
+	ASSERT_EQ(0, udmabuf_map(self->dmabuf, DMABUF_SIZE, &map));
+	self->map = map;
+	ASSERT_EQ(0, devmem_nl_open(&self->nl));
+	if (variant->both_queues) {
+		ASSERT_EQ(0, devmem_bind_rx(&self->nl, self->ifindex,
+					    self->dmabuf, q, 2,
+					    &self->binding_id, self->extack,
+					    EXTACK_LEN))
+			TH_LOG("bind-rx: %s", self->extack);
+		ASSERT_EQ(0, run("ethtool -X %s default", ifname));
+	} else {
+		ASSERT_EQ(0, devmem_bind_rx(&self->nl, self->ifindex,
+					    self->dmabuf, &q[1], 1,
+					    &self->binding_id, self->extack,
+					    EXTACK_LEN))
+			TH_LOG("bind-rx: %s", self->extack);
+		ASSERT_EQ(0, run("ethtool -X %s weight 0 1", ifname));
+	}
+	self->lfd = listen_on();
+	ASSERT_LE(0, self->lfd);
+}
+
+FIXTURE_TEARDOWN(devmem_rx)
+{
+	if (self->fd >= 0)
+		close(self->fd);
+	close(self->lfd);
+	if (self->client > 0) {
+		kill(self->client, SIGKILL);
+		client_wait(self->client);
+	}
+	nl_close(&self->nl);
+	if (self->map)
+		udmabuf_unmap(self->map, DMABUF_SIZE);
+	if (self->dmabuf >= 0)
+		close(self->dmabuf);
+	run("ethtool -X %s default", self->ifname);
+	EXPECT_EQ(0, ethtool_set_tcp_data_split(self->ifindex, false, NULL, 0));
+}
+
+/* Start a client and accept its connection. */
+static int start_flow(struct __test_metadata *_metadata,
+		      FIXTURE_DATA(devmem_rx) *self,
+		      const struct client_opts *o)
+{
+	self->client = client_start(o);
+	if (self->client <= 0)
+		return -1;
+	self->fd = accept(self->lfd, NULL, NULL);
+	return self->fd;
+}
+
+/* Close our end (the client waits for it) and reap the client. */
+static int finish_flow(FIXTURE_DATA(devmem_rx) *self)
+{
+	int ret;
+
+	close(self->fd);
+	self->fd = -1;
+	ret = client_wait(self->client);
+	self->client = -1;
+	return ret;
+}
+
+/* Wait until @fd has @bytes to read (or the peer is done). */
+static void wait_readable(int fd, int bytes)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	int i, avail;
+
+	for (i = 0; i < 300; i++) {
+		if (poll(&p, 1, 100) > 0 &&
+		    !ioctl(fd, FIONREAD, &avail) && avail >= bytes)
+			return;
+	}
+}
+
+TEST_F_TIMEOUT(devmem_rx, stream_lands_in_dmabuf_ipv6, FLOW_TIMEOUT)
+{
+	struct client_opts o = { .bytes = 16 << 20, .chunk = 64 << 10 };
+	struct rx_state st = { .binding_id = self->binding_id };
+
+	ASSERT_LE(0, start_flow(_metadata, self, &o));
+	ASSERT_EQ(0, devmem_recv_all(self->fd, self->map, &st, o.bytes, false));
+	EXPECT_EQ(o.bytes, st.pos);
+	EXPECT_EQ(0, st.bad);
+	EXPECT_FALSE(st.bad_id);
+	/* the payload went through the dma-buf, not host memory */
+	EXPECT_LT(o.bytes * 9 / 10, st.dmabuf_bytes);
+	EXPECT_LT(0, st.frags);
+	TH_LOG("%zu bytes: %zu in the dma-buf (%zu frags), %zu linear, %zu host",
+	       st.pos, st.dmabuf_bytes, st.frags, st.linear_bytes,
+	       st.host_bytes);
+	EXPECT_EQ(0, finish_flow(self));
+	free(st.tokens);
+}
+
+TEST_F_TIMEOUT(devmem_rx, stream_lands_in_dmabuf_ipv4, FLOW_TIMEOUT)
+{
+	struct client_opts o = { .bytes = 8 << 20, .chunk = 64 << 10,
+				 .ipv4 = true };
+	struct rx_state st = { .binding_id = self->binding_id };
+
+	ASSERT_LE(0, start_flow(_metadata, self, &o));
+	ASSERT_EQ(0, devmem_recv_all(self->fd, self->map, &st, o.bytes, false));
+	EXPECT_EQ(o.bytes, st.pos);
+	EXPECT_EQ(0, st.bad);
+	EXPECT_LT(o.bytes * 9 / 10, st.dmabuf_bytes);
+	EXPECT_EQ(0, finish_flow(self));
+	free(st.tokens);
+}
+
+/* Several flows at once on the bound queue(s), read round robin. */
+TEST_F_TIMEOUT(devmem_rx, four_flows, FLOW_TIMEOUT)
+{
+	struct client_opts o = { .bytes = 4 << 20, .chunk = 32 << 10 };
+	struct rx_state st[MAX_FLOWS] = {};
+	int fds[MAX_FLOWS], done = 0, i;
+	pid_t pids[MAX_FLOWS];
+	void *buf = malloc(IOV_LEN);
+
+	ASSERT_NE(NULL, buf);
+	for (i = 0; i < MAX_FLOWS; i++) {
+		pids[i] = client_start(&o);
+		ASSERT_LT(0, pids[i]);
+		fds[i] = accept(self->lfd, NULL, NULL);
+		ASSERT_LE(0, fds[i]);
+		st[i].binding_id = self->binding_id;
+	}
+	while (done < MAX_FLOWS) {
+		for (i = 0; i < MAX_FLOWS; i++) {
+			ssize_t r;
+
+			if (fds[i] < 0)
+				continue;
+			r = devmem_recv(fds[i], self->map, buf, &st[i],
+					MSG_DONTWAIT);
+			if (r == -EAGAIN)
+				continue;
+			ASSERT_LE(0, r) TH_LOG("flow %d: %s", i, strerror(-r));
+			ASSERT_LE(0, free_tokens(fds[i], &st[i]));
+			if (!r) {
+				close(fds[i]);
+				fds[i] = -1;
+				done++;
+			}
+		}
+		usleep(500);
+	}
+	for (i = 0; i < MAX_FLOWS; i++) {
+		EXPECT_EQ(o.bytes, st[i].pos);
+		EXPECT_EQ(0, st[i].bad);
+		EXPECT_LT(o.bytes / 2, st[i].dmabuf_bytes);
+		EXPECT_EQ(0, client_wait(pids[i]));
+		free(st[i].tokens);
+	}
+	free(buf);
+}
+
+/* Small writes with TCP_NODELAY: padded frames land whole in the header
+ * buffer and come back as linear bytes, still in order.
+ */
+TEST_F_TIMEOUT(devmem_rx, small_padded_frames, FLOW_TIMEOUT)
+{
+	struct client_opts o = { .bytes = 200, .chunk = 1, .nodelay = true };
+	struct rx_state st = {};
+
+	ASSERT_LE(0, start_flow(_metadata, self, &o));
+	ASSERT_EQ(0, devmem_recv_all(self->fd, self->map, &st, o.bytes, false));
+	EXPECT_EQ(o.bytes, st.pos);
+	EXPECT_EQ(0, st.bad);
+	EXPECT_EQ(o.bytes, st.linear_bytes + st.host_bytes);
+}
+
+/* A socket that did not ask for device memory gets EFAULT, nothing lost. */
+TEST_F_TIMEOUT(devmem_rx, plain_recv_gets_efault, FLOW_TIMEOUT)
+{
+	struct client_opts o = { .bytes = 1 << 20, .chunk = 64 << 10 };
+	struct rx_state st = {};
+	char buf[4096];
+
+	ASSERT_LE(0, start_flow(_metadata, self, &o));
+	wait_readable(self->fd, 64 << 10);
+	EXPECT_EQ(-1, recv(self->fd, buf, sizeof(buf), 0));
+	EXPECT_EQ(EFAULT, errno);
+	/* the bytes are still there for a devmem read */
+	ASSERT_EQ(0, devmem_recv_all(self->fd, self->map, &st, o.bytes, false));
+	EXPECT_EQ(o.bytes, st.pos);
+	EXPECT_EQ(0, st.bad);
+}
+
+/* A control buffer without room for one message: ENOSPC, no truncation. */
+TEST_F_TIMEOUT(devmem_rx, cmsg_buffer_too_small, FLOW_TIMEOUT)
+{
+	struct client_opts o = { .bytes = 1 << 20, .chunk = 64 << 10 };
+	char buf[4096], ctrl[CMSG_SPACE(8)];
+	struct iovec iov = { .iov_base = buf, .iov_len = sizeof(buf) };
+	struct msghdr msg = {
+		.msg_iov = &iov, .msg_iovlen = 1,
+		.msg_control = ctrl, .msg_controllen = sizeof(ctrl),
+	};
+	struct rx_state st = {};
+
+	ASSERT_LE(0, start_flow(_metadata, self, &o));
+	wait_readable(self->fd, 64 << 10);
+	EXPECT_EQ(-1, recvmsg(self->fd, &msg, MSG_SOCK_DEVMEM));
+	EXPECT_EQ(ENOSPC, errno);
+	EXPECT_FALSE(msg.msg_flags & MSG_CTRUNC);
+	msg.msg_control = NULL;
+	msg.msg_controllen = 0;
+	EXPECT_EQ(-1, recvmsg(self->fd, &msg, MSG_SOCK_DEVMEM));
+	EXPECT_EQ(ENOSPC, errno);
+	EXPECT_EQ(-1, recv(self->fd, buf, sizeof(buf),
+			   MSG_SOCK_DEVMEM | MSG_PEEK));
+	EXPECT_EQ(EINVAL, errno);
+	ASSERT_EQ(0, devmem_recv_all(self->fd, self->map, &st, o.bytes, false));
+	EXPECT_EQ(o.bytes, st.pos);
+	EXPECT_EQ(0, st.bad);
+}
+
+TEST_F_TIMEOUT(devmem_rx, dontneed_bad_input, FLOW_TIMEOUT)
+{
+	struct client_opts o = { .bytes = 1 << 20, .chunk = 64 << 10 };
+	struct dmabuf_token t[129] = {};
+	struct rx_state st = {};
+	__u32 token;
+	int udp, i;
+
+	/* before any token was handed out: nothing to free */
+	ASSERT_LE(0, start_flow(_metadata, self, &o));
+	t[0].token_start = 0;
+	t[0].token_count = 1024;
+	EXPECT_EQ(0, setsockopt(self->fd, SOL_SOCKET, SO_DEVMEM_DONTNEED, t,
+				sizeof(t[0])));
+	/* optlen not a multiple of the range size, or too many ranges */
+	EXPECT_EQ(-1, setsockopt(self->fd, SOL_SOCKET, SO_DEVMEM_DONTNEED, t,
+				 sizeof(t[0]) - 1));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(-1, setsockopt(self->fd, SOL_SOCKET, SO_DEVMEM_DONTNEED, t,
+				 sizeof(t)));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(-1, setsockopt(self->fd, SOL_SOCKET, SO_DEVMEM_DONTNEED,
+				 (void *)8, sizeof(t[0])));
+	EXPECT_EQ(EFAULT, errno);
+	/* not a TCP socket */
+	udp = socket(AF_INET6, SOCK_DGRAM, 0);
+	ASSERT_LE(0, udp);
+	EXPECT_EQ(-1, setsockopt(udp, SOL_SOCKET, SO_DEVMEM_DONTNEED, t,
+				 sizeof(t[0])));
+	EXPECT_EQ(EBADF, errno);
+	close(udp);
+
+	/* hold a few tokens, free one twice and one that does not exist */
+	ASSERT_EQ(0, devmem_recv_all(self->fd, self->map, &st, 64 << 10,
+				     true));
+	ASSERT_LT(0, st.ntokens);
+	token = st.tokens[0];
+	t[0].token_start = token;
+	t[0].token_count = 1;
+	EXPECT_EQ(1, setsockopt(self->fd, SOL_SOCKET, SO_DEVMEM_DONTNEED, t,
+				sizeof(t[0])));
+	EXPECT_EQ(0, setsockopt(self->fd, SOL_SOCKET, SO_DEVMEM_DONTNEED, t,
+				sizeof(t[0])));
+	t[0].token_start = 1U << 30;
+	EXPECT_EQ(0, setsockopt(self->fd, SOL_SOCKET, SO_DEVMEM_DONTNEED, t,
+				sizeof(t[0])));
+	/* a huge count near the end of the token space returns at once */
+	t[0].token_start = 0xfffffff0;
+	t[0].token_count = 0xffffffff;
+	EXPECT_EQ(0, setsockopt(self->fd, SOL_SOCKET, SO_DEVMEM_DONTNEED, t,
+				sizeof(t[0])));
+	for (i = 1; i < (int)st.ntokens; i++)
+		st.tokens[i - 1] = st.tokens[i];
+	st.ntokens--;
+	EXPECT_EQ((long)st.ntokens, free_tokens(self->fd, &st));
+	ASSERT_EQ(0, devmem_recv_all(self->fd, self->map, &st, o.bytes, false));
+	EXPECT_EQ(0, st.bad);
+	free(st.tokens);
+}
+
+/* One call frees at most 1024 tokens, whatever the ranges say. */
+TEST_F_TIMEOUT(devmem_rx, dontneed_stops_at_1024, FLOW_TIMEOUT)
+{
+	struct client_opts o = { .bytes = 16 << 20, .chunk = 64 << 10 };
+	struct dmabuf_token t = { 0, 0xffffffff };
+	struct rx_state st = {};
+	long held, freed = 0;
+	int r;
+
+	ASSERT_LE(0, start_flow(_metadata, self, &o));
+	ASSERT_EQ(0, devmem_recv_all(self->fd, self->map, &st, 8 << 20, true));
+	held = st.ntokens;
+	ASSERT_LT(1024, held) TH_LOG("only %ld tokens", held);
+	/* tokens count from 0: the first call sees 0..1023 */
+	r = setsockopt(self->fd, SOL_SOCKET, SO_DEVMEM_DONTNEED, &t, sizeof(t));
+	EXPECT_EQ(1024, r);
+	freed += r;
+	while (freed < held) {
+		t.token_start += 1024;
+		r = setsockopt(self->fd, SOL_SOCKET, SO_DEVMEM_DONTNEED, &t,
+			       sizeof(t));
+		ASSERT_LE(0, r);
+		if (!r && t.token_start > (__u32)(held * 4))
+			break;
+		freed += r;
+	}
+	EXPECT_EQ(held, freed);
+	st.ntokens = 0;
+	ASSERT_EQ(0, devmem_recv_all(self->fd, self->map, &st, o.bytes, false));
+	EXPECT_EQ(0, st.bad);
+	free(st.tokens);
+}
+
+/* Tokens still held at close are given back by the kernel. */
+TEST_F_TIMEOUT(devmem_rx, close_with_tokens_held, FLOW_TIMEOUT)
+{
+	struct client_opts o = { .bytes = 4 << 20, .chunk = 64 << 10 };
+	struct rx_state st = {};
+
+	ASSERT_LE(0, start_flow(_metadata, self, &o));
+	ASSERT_EQ(0, devmem_recv_all(self->fd, self->map, &st, 2 << 20, true));
+	EXPECT_LT(0, st.ntokens);
+	close(self->fd);
+	self->fd = -1;
+	free(st.tokens);
+}
+
+/* Unbind while the flow runs and tokens are held: the queue goes back to
+ * host memory, the stream goes on intact, the held tokens still free.
+ */
+TEST_F_TIMEOUT(devmem_rx, unbind_while_flow_runs, FLOW_TIMEOUT)
+{
+	struct client_opts o = { .bytes = 16 << 20, .chunk = 64 << 10 };
+	struct devmem_queue_info qi;
+	struct rx_state st = {};
+	long held;
+
+	ASSERT_LE(0, start_flow(_metadata, self, &o));
+	ASSERT_EQ(0, devmem_recv_all(self->fd, self->map, &st, 2 << 20, true));
+	held = st.ntokens;
+	ASSERT_LT(0, held);
+	nl_close(&self->nl);
+	ASSERT_EQ(0, devmem_nl_open(&self->nl));
+	ASSERT_EQ(0, devmem_queue_get(&self->nl, self->ifindex,
+				      NETDEV_QUEUE_TYPE_RX, 1, &qi));
+	EXPECT_FALSE(qi.has_dmabuf);
+	/* the tokens outlive the binding's owner */
+	EXPECT_EQ(held, free_tokens(self->fd, &st));
+	ASSERT_EQ(0, devmem_recv_all(self->fd, self->map, &st, o.bytes, false));
+	EXPECT_EQ(o.bytes, st.pos);
+	EXPECT_EQ(0, st.bad);
+	/* after the restart the payload is host memory again */
+	EXPECT_LT(0, st.host_bytes);
+	TH_LOG("%zu bytes in the dma-buf, %zu in host memory after unbind",
+	       st.dmabuf_bytes, st.host_bytes);
+	free(st.tokens);
+}
+
+/* Unbind with tokens held, then close: the last token frees the binding. */
+TEST_F_TIMEOUT(devmem_rx, unbind_then_close_with_tokens, FLOW_TIMEOUT)
+{
+	struct client_opts o = { .bytes = 4 << 20, .chunk = 64 << 10 };
+	struct rx_state st = {};
+
+	ASSERT_LE(0, start_flow(_metadata, self, &o));
+	ASSERT_EQ(0, devmem_recv_all(self->fd, self->map, &st, 1 << 20, true));
+	EXPECT_LT(0, st.ntokens);
+	nl_close(&self->nl);
+	close(self->fd);
+	self->fd = -1;
+	free(st.tokens);
+}
+
+TEST_F_TIMEOUT(devmem_rx, splice_fails, FLOW_TIMEOUT)
+{
+	struct client_opts o = { .bytes = 1 << 20, .chunk = 64 << 10 };
+	struct rx_state st = {};
+	int p[2];
+
+	ASSERT_LE(0, start_flow(_metadata, self, &o));
+	ASSERT_EQ(0, pipe(p));
+	wait_readable(self->fd, 64 << 10);
+	EXPECT_EQ(-1, splice(self->fd, NULL, p[1], NULL, 65536,
+			     SPLICE_F_NONBLOCK));
+	EXPECT_EQ(EFAULT, errno);
+	close(p[0]);
+	close(p[1]);
+	ASSERT_EQ(0, devmem_recv_all(self->fd, self->map, &st, o.bytes, false));
+	EXPECT_EQ(0, st.bad);
+}
+
+TEST_F_TIMEOUT(devmem_rx, zerocopy_receive_maps_nothing, FLOW_TIMEOUT)
+{
+	struct client_opts o = { .bytes = 1 << 20, .chunk = 64 << 10 };
+	struct tcp_zerocopy_receive zc = {};
+	socklen_t zl = sizeof(zc);
+	struct rx_state st = {};
+	size_t len = 256 << 10;
+	void *addr;
+	int r;
+
+	ASSERT_LE(0, start_flow(_metadata, self, &o));
+	addr = mmap(NULL, len, PROT_READ, MAP_SHARED, self->fd, 0);
+	ASSERT_NE(MAP_FAILED, addr);
+	wait_readable(self->fd, 256 << 10);
+	zc.address = (__u64)(unsigned long)addr;
+	zc.length = len;
+	r = getsockopt(self->fd, IPPROTO_TCP, TCP_ZEROCOPY_RECEIVE, &zc, &zl);
+	TH_LOG("TCP_ZEROCOPY_RECEIVE: %d (%s), length %u, skip hint %u, err %d",
+	       r, r ? strerror(errno) : "ok", zc.length, zc.recv_skip_hint,
+	       zc.err);
+	EXPECT_EQ(0, r ? 0 : zc.length);
+	munmap(addr, len);
+	ASSERT_EQ(0, devmem_recv_all(self->fd, self->map, &st, o.bytes, false));
+	EXPECT_EQ(o.bytes, st.pos);
+	EXPECT_EQ(0, st.bad);
+}
+
+TEST_HARNESS_MAIN

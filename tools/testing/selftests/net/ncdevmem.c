@@ -1,0 +1,1378 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ncdevmem - a netcat-like tool for devmem TCP.
+ *
+ * Server (-l): switches tcp-data-split on for -f IFNAME, steers the test
+ * flow to RX queues QUEUE..QUEUE+N-1 (-q, -t), binds a udmabuf to those
+ * queues through the netdev netlink family, accepts one TCP connection and
+ * receives it with recvmsg(MSG_SOCK_DEVMEM): payload lands in the udmabuf
+ * and is reported by SCM_DEVMEM_DMABUF cmsgs (whose tokens are given back
+ * with SO_DEVMEM_DONTNEED), bytes the kernel had in host memory are copied
+ * to the iovec and reported by SCM_DEVMEM_LINEAR cmsgs.  At EOF it prints
+ * a summary, one "key: value" per line on stdout, and undoes every change
+ * it made to the device.  Everything else goes to stderr, except the line
+ * "listening", printed on stdout once the server accepts connections.
+ *
+ * Client (no -l): connects to the server, sends -n bytes in -z sized
+ * send() calls, shuts the connection down for writing and waits for the
+ * server to close it.
+ *
+ * The pattern: with -v N (2 <= N <= 256) the client sends, and the server
+ * checks, the byte (i % N) & 0xff at stream position i (counted from 0).
+ * Without -v the client sends zeros and the server checks nothing.
+ *
+ * Steering: the igb driver of this series steers one flow by pointing the
+ * RSS bucket of the flow's 4-tuple at the queue, so a flow rule needs both
+ * -c and -P.  Then RSS is limited to queues 0..QUEUE-1 ("ethtool -X IF
+ * equal QUEUE") and "ethtool -N IF flow-type ... action QUEUE loc 0" is
+ * added.  Without -P no rule is added and the whole RSS table points at
+ * the bound queues instead ("ethtool -X IF weight ...").
+ *
+ * Summary keys (server): bytes_total, bytes_dmabuf, bytes_linear, frags
+ * (SCM_DEVMEM_DMABUF fragments, i.e. tokens received), tokens_freed,
+ * dontneed_calls, recvmsg_calls, validation_errors, seconds,
+ * throughput_mbps.  Client: bytes_sent, seconds, throughput_mbps.
+ *
+ * Exit status: 0 on success, 1 on any failure, 2 on bad usage.
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/dma-buf.h>
+
+#include "devmem/devmem_lib.h"
+
+#define DEFAULT_PORT		5201
+#define DEFAULT_SIZE		(64ULL << 20)
+#define DEFAULT_CHUNK		(64ULL << 10)
+#define MAX_CHUNK		(256ULL << 20)
+
+/* recvmsg buffers: linear bytes, and room for this many cmsgs */
+#define RX_IOV_SIZE		(64 << 10)
+#define RX_MAX_CMSGS		1024
+
+/* SO_DEVMEM_DONTNEED limits of one call */
+#define DONTNEED_MAX_RANGES	128
+#define DONTNEED_MAX_TOKENS	1024
+
+/* mismatches printed to stderr */
+#define MAX_REPORTED_ERRORS	10
+
+/* how long the client retries a refused connect, and the carrier wait */
+#define CONNECT_RETRY_SEC	10
+#define CARRIER_WAIT_SEC	10
+
+/* the single steering rule location used */
+#define RULE_LOC		"0"
+
+/* most arguments ethtool() passes on */
+#define MAX_ETHTOOL_ARGS	24
+
+struct opts {
+	bool server;			/* -l */
+	int family;			/* AF_INET or AF_INET6, from -s */
+	struct sockaddr_storage srv;	/* -s, with -p */
+	bool have_cli;
+	struct sockaddr_storage cli;	/* -c, with -P (or port 0) */
+	unsigned int srv_port;		/* -p */
+	unsigned int cli_port;		/* -P, 0 if not given */
+	const char *ifname;		/* -f */
+	long queue;			/* -q, -1 for the default */
+	long nqueues;			/* -t */
+	unsigned int pattern;		/* -v, 0 without validation */
+	unsigned long long send_bytes;	/* -n */
+	unsigned long long buf_size;	/* -b */
+	unsigned long long chunk;	/* -z */
+};
+
+static void print_help(FILE *f)
+{
+	fprintf(f,
+		"usage: ncdevmem -l -f IFNAME -s SERVER_ADDR [-c CLIENT_ADDR -P CLIENT_PORT]\n"
+		"                [-p PORT] [-q QUEUE] [-t NQUEUES] [-b BYTES] [-v N]\n"
+		"       ncdevmem -s SERVER_ADDR [-c CLIENT_ADDR] [-P CLIENT_PORT] [-p PORT]\n"
+		"                [-n BYTES] [-z BYTES] [-v N]\n"
+		"\n"
+		"  -l          server: receive one connection into a udmabuf\n"
+		"  -s ADDR     server address (IPv6, IPv4 or v4-mapped IPv6)\n"
+		"  -c ADDR     client address (client binds to it, server steers on it)\n"
+		"  -p PORT     server port (default %d)\n"
+		"  -P PORT     client port (client binds to it, server steers on it)\n"
+		"  -f IFNAME   server NIC\n"
+		"  -q QUEUE    first RX queue to bind (default: the last NQUEUES queues)\n"
+		"  -t NQUEUES  number of RX queues to bind (default 1)\n"
+		"  -v N        send / check byte (i %% N) & 0xff at position i, 2..256\n"
+		"  -n BYTES    client: bytes to send (default 64M)\n"
+		"  -b BYTES    server: udmabuf size, page multiple (default 64M)\n"
+		"  -z BYTES    client: bytes per send() (default 64K)\n"
+		"  -h          this help\n"
+		"BYTES take a K, M or G suffix (powers of 1024).\n",
+		DEFAULT_PORT);
+}
+
+static double now_sec(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static double mbps(unsigned long long bytes, double secs)
+{
+	return secs > 0 ? bytes * 8 / 1e6 / secs : 0;
+}
+
+/* ---- option parsing ---------------------------------------------------- */
+
+/* Decimal number in [min, max]: 0, or -1 if it is not one. */
+static int parse_ulong(const char *s, unsigned long min, unsigned long max,
+		       unsigned long *out)
+{
+	unsigned long v;
+	char *end;
+
+	if (*s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || *end || v < min || v > max)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+/* Byte count with an optional K, M or G suffix: 0, or -1. */
+static int parse_size(const char *s, unsigned long long *out)
+{
+	unsigned long long v;
+	unsigned int shift = 0;
+	char *end;
+
+	if (*s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno)
+		return -1;
+	switch (*end) {
+	case 'k': case 'K':
+		shift = 10;
+		break;
+	case 'm': case 'M':
+		shift = 20;
+		break;
+	case 'g': case 'G':
+		shift = 30;
+		break;
+	case '\0':
+		break;
+	default:
+		return -1;
+	}
+	if (shift && end[1])
+		return -1;
+	if (v > (ULLONG_MAX >> shift))
+		return -1;
+	*out = v << shift;
+	return 0;
+}
+
+/*
+ * An IPv4 or IPv6 literal into @ss (port 0).  A v4-mapped IPv6 address
+ * becomes the plain IPv4 one.  Returns the family, or -1.
+ */
+static int parse_addr(const char *s, struct sockaddr_storage *ss)
+{
+	struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)ss;
+	struct sockaddr_in *sin = (struct sockaddr_in *)ss;
+	struct in6_addr a6;
+	struct in_addr a4;
+
+	memset(ss, 0, sizeof(*ss));
+	if (inet_pton(AF_INET, s, &a4) == 1) {
+		sin->sin_family = AF_INET;
+		sin->sin_addr = a4;
+		return AF_INET;
+	}
+	if (inet_pton(AF_INET6, s, &a6) != 1)
+		return -1;
+	if (IN6_IS_ADDR_V4MAPPED(&a6)) {
+		sin->sin_family = AF_INET;
+		memcpy(&sin->sin_addr, &a6.s6_addr[12], 4);
+		return AF_INET;
+	}
+	sin6->sin6_family = AF_INET6;
+	sin6->sin6_addr = a6;
+	return AF_INET6;
+}
+
+static void set_port(struct sockaddr_storage *ss, unsigned int port)
+{
+	if (ss->ss_family == AF_INET6)
+		((struct sockaddr_in6 *)ss)->sin6_port = htons(port);
+	else
+		((struct sockaddr_in *)ss)->sin_port = htons(port);
+}
+
+static socklen_t addr_len(const struct sockaddr_storage *ss)
+{
+	return ss->ss_family == AF_INET6 ? sizeof(struct sockaddr_in6) :
+					   sizeof(struct sockaddr_in);
+}
+
+/* The address of @ss as text (no port). */
+static const char *addr_str(const struct sockaddr_storage *ss, char *buf,
+			    size_t len)
+{
+	const void *a;
+
+	if (ss->ss_family == AF_INET6)
+		a = &((const struct sockaddr_in6 *)ss)->sin6_addr;
+	else
+		a = &((const struct sockaddr_in *)ss)->sin_addr;
+	if (!inet_ntop(ss->ss_family, a, buf, len))
+		snprintf(buf, len, "?");
+	return buf;
+}
+
+static unsigned int addr_port(const struct sockaddr_storage *ss)
+{
+	if (ss->ss_family == AF_INET6)
+		return ntohs(((const struct sockaddr_in6 *)ss)->sin6_port);
+	return ntohs(((const struct sockaddr_in *)ss)->sin_port);
+}
+
+/* One option letter and its argument into @o: 0, or -1 if invalid. */
+static int parse_one(struct opts *o, int c, const char *arg)
+{
+	unsigned long v;
+
+	switch (c) {
+	case 'l':
+		o->server = true;
+		return 0;
+	case 's':
+		o->family = parse_addr(arg, &o->srv);
+		return o->family < 0 ? -1 : 0;
+	case 'c':
+		o->have_cli = true;
+		return parse_addr(arg, &o->cli) < 0 ? -1 : 0;
+	case 'p':
+	case 'P':
+		if (parse_ulong(arg, 1, 65535, &v))
+			return -1;
+		*(c == 'p' ? &o->srv_port : &o->cli_port) = v;
+		return 0;
+	case 'f':
+		o->ifname = arg;
+		return 0;
+	case 'q':
+	case 't':
+		if (parse_ulong(arg, c == 't', 4096, &v))
+			return -1;
+		*(c == 'q' ? &o->queue : &o->nqueues) = v;
+		return 0;
+	case 'v':
+		if (parse_ulong(arg, 2, 256, &v))
+			return -1;
+		o->pattern = v;
+		return 0;
+	case 'n':
+		return parse_size(arg, &o->send_bytes);
+	case 'b':
+		return parse_size(arg, &o->buf_size);
+	case 'z':
+		return parse_size(arg, &o->chunk);
+	}
+	return -1;
+}
+
+/* Checks that need every option: 0, or -1 after printing why. */
+static int check_opts(struct opts *o)
+{
+	long page = sysconf(_SC_PAGESIZE);
+
+	if (!o->family) {
+		fprintf(stderr, "ncdevmem: -s is required\n");
+		return -1;
+	}
+	if (o->have_cli && o->cli.ss_family != o->family) {
+		fprintf(stderr, "ncdevmem: -s and -c are of different families\n");
+		return -1;
+	}
+	if (o->server && !o->ifname) {
+		fprintf(stderr, "ncdevmem: the server needs -f IFNAME\n");
+		return -1;
+	}
+	if (o->server && o->cli_port && !o->have_cli) {
+		fprintf(stderr, "ncdevmem: a steering rule needs -c with -P\n");
+		return -1;
+	}
+	if (!o->buf_size || o->buf_size % page || o->buf_size > SIZE_MAX) {
+		fprintf(stderr, "ncdevmem: -b must be a non-zero page multiple\n");
+		return -1;
+	}
+	if (!o->chunk || o->chunk > MAX_CHUNK) {
+		fprintf(stderr, "ncdevmem: -z must be 1..%llu\n", MAX_CHUNK);
+		return -1;
+	}
+	set_port(&o->srv, o->srv_port);
+	if (!o->have_cli)
+		o->cli.ss_family = o->family;
+	set_port(&o->cli, o->cli_port);
+	return 0;
+}
+
+/* getopt into @o: 0, 1 for -h, or -1 on bad usage. */
+static int parse_opts(int argc, char **argv, struct opts *o)
+{
+	int c;
+
+	memset(o, 0, sizeof(*o));
+	o->srv_port = DEFAULT_PORT;
+	o->queue = -1;
+	o->nqueues = 1;
+	o->send_bytes = DEFAULT_SIZE;
+	o->buf_size = DEFAULT_SIZE;
+	o->chunk = DEFAULT_CHUNK;
+
+	while ((c = getopt(argc, argv, "ls:c:p:P:f:q:t:v:n:b:z:h")) != -1) {
+		if (c == 'h')
+			return 1;
+		if (c == '?')
+			return -1;
+		if (parse_one(o, c, optarg)) {
+			fprintf(stderr, "ncdevmem: bad value for -%c: %s\n",
+				c, optarg);
+			return -1;
+		}
+	}
+	if (optind != argc) {
+		fprintf(stderr, "ncdevmem: unexpected argument %s\n",
+			argv[optind]);
+		return -1;
+	}
+	return check_opts(o);
+}
+
+/* ---- helpers: ethtool, sysfs, signals ---------------------------------- */
+
+/*
+ * Run @argv (argv[0] found in PATH) and wait for it.  Its stdout goes to
+ * our stderr, keeping our stdout for the summary.  0 if it exited with
+ * status 0, else -1.
+ */
+static int run_cmd(const char *const argv[])
+{
+	int status, i;
+	pid_t pid;
+
+	fprintf(stderr, "ncdevmem: running:");
+	for (i = 0; argv[i]; i++)
+		fprintf(stderr, " %s", argv[i]);
+	fprintf(stderr, "\n");
+	fflush(stdout);
+	fflush(stderr);
+
+	pid = fork();
+	if (pid < 0) {
+		perror("ncdevmem: fork");
+		return -1;
+	}
+	if (!pid) {
+		sigset_t set;
+
+		/* the server blocks these; the command must not inherit that */
+		sigemptyset(&set);
+		sigaddset(&set, SIGINT);
+		sigaddset(&set, SIGTERM);
+		sigprocmask(SIG_UNBLOCK, &set, NULL);
+		dup2(STDERR_FILENO, STDOUT_FILENO);
+		execvp(argv[0], (char *const *)argv);
+		fprintf(stderr, "ncdevmem: exec %s: %s\n", argv[0],
+			strerror(errno));
+		_exit(127);
+	}
+	while (waitpid(pid, &status, 0) < 0) {
+		if (errno != EINTR) {
+			perror("ncdevmem: waitpid");
+			return -1;
+		}
+	}
+	if (WIFEXITED(status) && !WEXITSTATUS(status))
+		return 0;
+	if (WIFEXITED(status))
+		fprintf(stderr, "ncdevmem: %s %s failed (exit status %d)\n",
+			argv[0], argv[1], WEXITSTATUS(status));
+	else
+		fprintf(stderr, "ncdevmem: %s %s killed by signal %d\n",
+			argv[0], argv[1], WTERMSIG(status));
+	return -1;
+}
+
+/* "ethtool ARG...": the arguments end with NULL. */
+static int ethtool(const char *arg, ...)
+{
+	const char *argv[MAX_ETHTOOL_ARGS + 2];
+	va_list ap;
+	int n = 0;
+
+	argv[n++] = "ethtool";
+	va_start(ap, arg);
+	for (; arg && n <= MAX_ETHTOOL_ARGS; arg = va_arg(ap, const char *))
+		argv[n++] = arg;
+	va_end(ap);
+	argv[n] = NULL;
+	return run_cmd(argv);
+}
+
+/* Number of RX queues: the rx-N entries of /sys/class/net/IF/queues. */
+static int rx_queue_count(const char *ifname)
+{
+	char path[PATH_MAX];
+	struct dirent *de;
+	unsigned int q;
+	int n = 0;
+	DIR *dir;
+
+	snprintf(path, sizeof(path), "/sys/class/net/%s/queues", ifname);
+	dir = opendir(path);
+	if (!dir)
+		return -errno;
+	while ((de = readdir(dir)))
+		if (sscanf(de->d_name, "rx-%u", &q) == 1)
+			n++;
+	closedir(dir);
+	return n;
+}
+
+/* Wait a while for the link to be up (switching header split resets it). */
+static void wait_carrier(const char *ifname)
+{
+	char path[PATH_MAX], c;
+	int i, fd;
+
+	snprintf(path, sizeof(path), "/sys/class/net/%s/carrier", ifname);
+	for (i = 0; i < CARRIER_WAIT_SEC * 10; i++) {
+		fd = open(path, O_RDONLY);
+		c = 0;
+		if (fd >= 0) {
+			if (read(fd, &c, 1) != 1)
+				c = 0;
+			close(fd);
+		}
+		if (c == '1')
+			return;
+		usleep(100000);
+	}
+	fprintf(stderr, "ncdevmem: warning: %s has no carrier\n", ifname);
+}
+
+static void on_signal(int sig)
+{
+	/* nothing: the signal only interrupts wait_readable()'s ppoll() */
+	(void)sig;
+}
+
+/*
+ * The server keeps SIGINT and SIGTERM blocked except while it waits in
+ * wait_readable(), so a signal never cuts a setup step in half and always
+ * leads to the cleanup.  *@wait_mask gets the mask to wait with.
+ */
+static void block_signals(sigset_t *wait_mask)
+{
+	struct sigaction sa;
+	sigset_t set;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigprocmask(SIG_BLOCK, &set, wait_mask);
+	sigdelset(wait_mask, SIGINT);
+	sigdelset(wait_mask, SIGTERM);
+}
+
+/* Wait for @fd to be readable: 0, or -1 (a signal asks us to stop). */
+static int wait_readable(int fd, const sigset_t *wait_mask)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+
+	if (ppoll(&pfd, 1, NULL, wait_mask) >= 0)
+		return 0;
+	if (errno == EINTR)
+		fprintf(stderr, "ncdevmem: interrupted\n");
+	else
+		perror("ncdevmem: ppoll");
+	return -1;
+}
+
+/* ---- server: device setup and teardown --------------------------------- */
+
+struct server {
+	const struct opts *o;
+	sigset_t wait_mask;	/* signal mask while waiting */
+	int ifindex;
+	int nrxq;		/* RX queues of the device */
+	int queue;		/* first bound queue */
+	int saved_split;	/* tcp-data-split before we changed it */
+	bool split_changed;
+	bool rss_changed;
+	bool rule_added;
+	int dmabuf_fd;
+	void *map;
+	struct nl_ctx nl;
+	bool nl_ready;
+	__u32 binding_id;
+	int listen_fd;
+	int fd;			/* the accepted connection */
+};
+
+struct rx_stats {
+	unsigned long long bytes_total;
+	unsigned long long bytes_dmabuf;
+	unsigned long long bytes_linear;
+	unsigned long long frags;
+	unsigned long long tokens_freed;
+	unsigned long long dontneed_calls;
+	unsigned long long recvmsg_calls;
+	unsigned long long validation_errors;
+	unsigned long long bytes_readable;	/* without cmsgs, in bytes_linear */
+	double seconds;
+};
+
+/* Device, queue range and saved state; nothing is changed yet. */
+static int server_probe(struct server *s)
+{
+	const struct opts *o = s->o;
+
+	s->ifindex = devmem_ifindex(o->ifname);
+	if (s->ifindex < 0) {
+		fprintf(stderr, "ncdevmem: %s: %s\n", o->ifname,
+			strerror(-s->ifindex));
+		return -1;
+	}
+	s->nrxq = rx_queue_count(o->ifname);
+	if (s->nrxq <= 0) {
+		fprintf(stderr, "ncdevmem: %s: no RX queues found in sysfs\n",
+			o->ifname);
+		return -1;
+	}
+	s->queue = o->queue >= 0 ? o->queue : s->nrxq - o->nqueues;
+	if (s->queue < 0 || s->queue + o->nqueues > s->nrxq) {
+		fprintf(stderr, "ncdevmem: queues %d..%ld out of range, %s has %d RX queues\n",
+			s->queue, s->queue + o->nqueues - 1, o->ifname, s->nrxq);
+		return -1;
+	}
+	s->saved_split = ethtool_get_tcp_data_split(s->ifindex);
+	if (s->saved_split < 0)
+		fprintf(stderr, "ncdevmem: warning: reading tcp-data-split: %s\n",
+			strerror(-s->saved_split));
+	return 0;
+}
+
+static int split_enable(struct server *s)
+{
+	char extack[NL_EXTACK_LEN] = "";
+	int err;
+
+	err = ethtool_set_tcp_data_split(s->ifindex, true, extack,
+					 sizeof(extack));
+	if (err) {
+		fprintf(stderr, "ncdevmem: tcp-data-split on: %s%s%s\n",
+			strerror(-err), *extack ? ": " : "", extack);
+		return -1;
+	}
+	s->split_changed = s->saved_split != ETHTOOL_TCP_DATA_SPLIT_ENABLED;
+	return 0;
+}
+
+/* Turn tcp-data-split back off; the unbind may take a moment (EBUSY). */
+static void split_restore(struct server *s)
+{
+	char extack[NL_EXTACK_LEN] = "";
+	int err, tries;
+
+	if (!s->split_changed)
+		return;
+	for (tries = 0; tries < 20; tries++) {
+		err = ethtool_set_tcp_data_split(s->ifindex, false, extack,
+						 sizeof(extack));
+		if (err != -EBUSY)
+			break;
+		usleep(100000);
+	}
+	if (err)
+		fprintf(stderr, "ncdevmem: warning: tcp-data-split off: %s%s%s\n",
+			strerror(-err), *extack ? ": " : "", extack);
+	s->split_changed = false;
+}
+
+/*
+ * "ethtool -X IF weight ...": weight @in on queues queue..queue+N-1,
+ * @out on the others.
+ */
+static int rss_weights(struct server *s, const char *in, const char *out)
+{
+	const char **argv;
+	int i, n = 0, err;
+
+	argv = calloc(s->nrxq + 5, sizeof(*argv));
+	if (!argv)
+		return -1;
+	argv[n++] = "ethtool";
+	argv[n++] = "-X";
+	argv[n++] = s->o->ifname;
+	argv[n++] = "weight";
+	for (i = 0; i < s->nrxq; i++)
+		argv[n++] = i >= s->queue && i < s->queue + s->o->nqueues ?
+			    in : out;
+	argv[n] = NULL;
+	err = run_cmd(argv);
+	free(argv);
+	return err;
+}
+
+/*
+ * RSS with a flow rule: keep every other flow off the bound queues.
+ * 0 when changed, 1 when left alone, -1 on failure.
+ */
+static int rss_exclude_bound(struct server *s)
+{
+	char q[16];
+
+	if (s->queue >= 1) {
+		snprintf(q, sizeof(q), "%d", s->queue);
+		return ethtool("-X", s->o->ifname, "equal", q, NULL);
+	}
+	if (s->o->nqueues >= s->nrxq) {
+		fprintf(stderr, "ncdevmem: warning: every RX queue is bound, RSS left alone\n");
+		return 1;
+	}
+	return rss_weights(s, "0", "1");
+}
+
+/* "ethtool -N IF flow-type tcp4|tcp6 ... action QUEUE loc 0". */
+static int flow_rule_add(struct server *s)
+{
+	const struct opts *o = s->o;
+	char src[INET6_ADDRSTRLEN], dst[INET6_ADDRSTRLEN];
+	char sport[8], dport[8], q[16];
+
+	addr_str(&o->cli, src, sizeof(src));
+	addr_str(&o->srv, dst, sizeof(dst));
+	snprintf(sport, sizeof(sport), "%u", o->cli_port);
+	snprintf(dport, sizeof(dport), "%u", o->srv_port);
+	snprintf(q, sizeof(q), "%d", s->queue);
+	return ethtool("-N", o->ifname,
+		       "flow-type", o->family == AF_INET6 ? "tcp6" : "tcp4",
+		       "src-ip", src, "dst-ip", dst,
+		       "src-port", sport, "dst-port", dport,
+		       "action", q, "loc", RULE_LOC, NULL);
+}
+
+/* Steer the test flow (or all traffic) to the bound queues. */
+static int steering_setup(struct server *s)
+{
+	int err;
+
+	if (!s->o->cli_port) {
+		if (rss_weights(s, "1", "0"))
+			return -1;
+		s->rss_changed = true;
+		return 0;
+	}
+	/* RSS first: rewriting the whole table could undo the rule */
+	err = rss_exclude_bound(s);
+	if (err < 0)
+		return -1;
+	s->rss_changed = !err;
+	if (flow_rule_add(s))
+		return -1;
+	s->rule_added = true;
+	return 0;
+}
+
+static void steering_restore(struct server *s)
+{
+	if (s->rule_added)
+		ethtool("-N", s->o->ifname, "delete", RULE_LOC, NULL);
+	if (s->rss_changed)
+		ethtool("-X", s->o->ifname, "default", NULL);
+	s->rule_added = false;
+	s->rss_changed = false;
+}
+
+/* udmabuf of -b bytes, mapped, bound to the queues through netlink. */
+static int dmabuf_bind(struct server *s)
+{
+	char extack[NL_EXTACK_LEN] = "";
+	unsigned int *queues;
+	int i, err;
+
+	s->dmabuf_fd = udmabuf_create(s->o->buf_size, NULL);
+	if (s->dmabuf_fd < 0) {
+		fprintf(stderr, "ncdevmem: udmabuf: %s\n",
+			strerror(-s->dmabuf_fd));
+		return -1;
+	}
+	err = udmabuf_map(s->dmabuf_fd, s->o->buf_size, &s->map);
+	if (err) {
+		fprintf(stderr, "ncdevmem: mmap udmabuf: %s\n", strerror(-err));
+		return -1;
+	}
+	err = devmem_nl_open(&s->nl);
+	if (err) {
+		fprintf(stderr, "ncdevmem: netdev netlink: %s\n",
+			strerror(-err));
+		return -1;
+	}
+	s->nl_ready = true;
+
+	queues = calloc(s->o->nqueues, sizeof(*queues));
+	if (!queues)
+		return -1;
+	for (i = 0; i < s->o->nqueues; i++)
+		queues[i] = s->queue + i;
+	err = devmem_bind_rx(&s->nl, s->ifindex, s->dmabuf_fd, queues,
+			     s->o->nqueues, &s->binding_id, extack,
+			     sizeof(extack));
+	free(queues);
+	if (err) {
+		fprintf(stderr, "ncdevmem: bind-rx: %s%s%s\n", strerror(-err),
+			*extack ? ": " : "", extack);
+		return -1;
+	}
+	fprintf(stderr, "ncdevmem: bound %s RX queues %d..%ld, binding id %u\n",
+		s->o->ifname, s->queue, s->queue + s->o->nqueues - 1,
+		s->binding_id);
+	return 0;
+}
+
+/* Listening socket on -s:-p; prints "listening" when it is ready. */
+static int server_listen(struct server *s)
+{
+	const struct opts *o = s->o;
+	int one = 1;
+
+	s->listen_fd = socket(o->family,
+			      SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (s->listen_fd < 0) {
+		perror("ncdevmem: socket");
+		return -1;
+	}
+	if (setsockopt(s->listen_fd, SOL_SOCKET, SO_REUSEADDR, &one,
+		       sizeof(one))) {
+		perror("ncdevmem: SO_REUSEADDR");
+		return -1;
+	}
+	if (bind(s->listen_fd, (const struct sockaddr *)&o->srv,
+		 addr_len(&o->srv))) {
+		perror("ncdevmem: bind");
+		return -1;
+	}
+	if (listen(s->listen_fd, 1)) {
+		perror("ncdevmem: listen");
+		return -1;
+	}
+	printf("listening\n");
+	fflush(stdout);
+	return 0;
+}
+
+/* Every setup step, in order; 0 or -1. */
+static int server_setup(struct server *s)
+{
+	if (server_probe(s) || split_enable(s) || steering_setup(s) ||
+	    dmabuf_bind(s))
+		return -1;
+	wait_carrier(s->o->ifname);
+	return server_listen(s);
+}
+
+/* Accept one connection and stop listening. */
+static int server_accept(struct server *s)
+{
+	struct sockaddr_storage peer;
+	socklen_t len = sizeof(peer);
+	char buf[INET6_ADDRSTRLEN];
+
+	for (;;) {
+		if (wait_readable(s->listen_fd, &s->wait_mask))
+			return -1;
+		len = sizeof(peer);
+		s->fd = accept4(s->listen_fd, (struct sockaddr *)&peer, &len,
+				SOCK_CLOEXEC);
+		if (s->fd >= 0)
+			break;
+		if (errno != EAGAIN && errno != EINTR &&
+		    errno != ECONNABORTED) {
+			perror("ncdevmem: accept");
+			return -1;
+		}
+	}
+	close(s->listen_fd);
+	s->listen_fd = -1;
+	fprintf(stderr, "ncdevmem: connection from %s port %u\n",
+		addr_str(&peer, buf, sizeof(buf)), addr_port(&peer));
+	return 0;
+}
+
+/* Undo everything, in reverse order; safe after a partial setup. */
+static void server_cleanup(struct server *s)
+{
+	if (s->fd >= 0)
+		close(s->fd);
+	if (s->listen_fd >= 0)
+		close(s->listen_fd);
+	s->fd = -1;
+	s->listen_fd = -1;
+	/* closing the netlink socket unbinds the queues */
+	if (s->nl_ready)
+		nl_close(&s->nl);
+	s->nl_ready = false;
+	steering_restore(s);
+	if (s->map)
+		udmabuf_unmap(s->map, s->o->buf_size);
+	s->map = NULL;
+	if (s->dmabuf_fd >= 0)
+		close(s->dmabuf_fd);
+	s->dmabuf_fd = -1;
+	split_restore(s);
+}
+
+/* ---- server: receiving ------------------------------------------------- */
+
+/* Buffers of the receive loop. */
+struct rx_bufs {
+	unsigned char *iov;	/* RX_IOV_SIZE linear bytes */
+	void *ctrl;		/* room for RX_MAX_CMSGS cmsgs */
+	size_t ctrl_len;
+	__u32 *tokens;		/* tokens of the current recvmsg */
+	unsigned int ntokens;
+};
+
+/* Check @len stream bytes at @p, the first at stream position @pos. */
+static void validate(const unsigned char *p, size_t len,
+		     unsigned long long pos, unsigned int n,
+		     struct rx_stats *st)
+{
+	unsigned int k = pos % n;
+	size_t i;
+
+	for (i = 0; i < len; i++) {
+		if (p[i] != (k & 0xff) &&
+		    st->validation_errors++ < MAX_REPORTED_ERRORS)
+			fprintf(stderr, "ncdevmem: byte %llu: expected 0x%02x, got 0x%02x\n",
+				pos + i, k & 0xff, p[i]);
+		if (++k == n)
+			k = 0;
+	}
+}
+
+/* Drop the first @n tokens of the ranges @r[0..*nr). */
+static struct dmabuf_token *tokens_skip(struct dmabuf_token *r, int *nr,
+					__u32 n)
+{
+	while (n && *nr) {
+		if (r->token_count <= n) {
+			n -= r->token_count;
+			r++;
+			(*nr)--;
+		} else {
+			r->token_start += n;
+			r->token_count -= n;
+			n = 0;
+		}
+	}
+	return r;
+}
+
+/* One SO_DEVMEM_DONTNEED batch of @ntok tokens; retried while it frees. */
+static int dontneed(int fd, struct dmabuf_token *r, int nr, __u32 ntok,
+		    struct rx_stats *st)
+{
+	int ret;
+
+	while (ntok) {
+		ret = setsockopt(fd, SOL_SOCKET, SO_DEVMEM_DONTNEED, r,
+				 nr * sizeof(*r));
+		st->dontneed_calls++;
+		if (ret < 0) {
+			perror("ncdevmem: SO_DEVMEM_DONTNEED");
+			return -1;
+		}
+		if (!ret || (__u32)ret > ntok) {
+			fprintf(stderr, "ncdevmem: SO_DEVMEM_DONTNEED freed %d of %u tokens\n",
+				ret, ntok);
+			return -1;
+		}
+		st->tokens_freed += ret;
+		ntok -= ret;
+		r = tokens_skip(r, &nr, ret);
+	}
+	return 0;
+}
+
+/*
+ * Give back every token of the last recvmsg: consecutive numbers merged
+ * into ranges, at most DONTNEED_MAX_RANGES ranges and DONTNEED_MAX_TOKENS
+ * tokens per call.
+ */
+static int tokens_release(int fd, struct rx_bufs *b, struct rx_stats *st)
+{
+	struct dmabuf_token r[DONTNEED_MAX_RANGES];
+	unsigned int i;
+	__u32 batch = 0;
+	int nr = 0;
+
+	for (i = 0; i < b->ntokens; i++) {
+		__u32 t = b->tokens[i];
+
+		if (nr && batch < DONTNEED_MAX_TOKENS &&
+		    t == r[nr - 1].token_start + r[nr - 1].token_count) {
+			r[nr - 1].token_count++;
+			batch++;
+			continue;
+		}
+		if (nr == DONTNEED_MAX_RANGES || batch == DONTNEED_MAX_TOKENS) {
+			if (dontneed(fd, r, nr, batch, st))
+				return -1;
+			nr = 0;
+			batch = 0;
+		}
+		r[nr].token_start = t;
+		r[nr].token_count = 1;
+		nr++;
+		batch++;
+	}
+	b->ntokens = 0;
+	return nr ? dontneed(fd, r, nr, batch, st) : 0;
+}
+
+/*
+ * Where the bytes of one cmsg are: in the iovec (linear, consumed in
+ * order, *@lin_off advanced) or in the udmabuf.  NULL if the cmsg is bad.
+ */
+static const unsigned char *frag_data(struct server *s, struct rx_bufs *b,
+				      const struct cmsghdr *cm,
+				      const struct dmabuf_cmsg *dc,
+				      size_t *lin_off)
+{
+	const unsigned char *p;
+
+	if (cm->cmsg_type == SCM_DEVMEM_LINEAR) {
+		if (dc->frag_size > RX_IOV_SIZE - *lin_off) {
+			fprintf(stderr, "ncdevmem: linear bytes beyond the iovec\n");
+			return NULL;
+		}
+		p = b->iov + *lin_off;
+		*lin_off += dc->frag_size;
+		return p;
+	}
+	if (dc->dmabuf_id != s->binding_id) {
+		fprintf(stderr, "ncdevmem: fragment of binding %u, ours is %u\n",
+			dc->dmabuf_id, s->binding_id);
+		return NULL;
+	}
+	if (dc->frag_offset > s->o->buf_size ||
+	    dc->frag_size > s->o->buf_size - dc->frag_offset) {
+		fprintf(stderr, "ncdevmem: fragment %llu+%u beyond the dma-buf\n",
+			(unsigned long long)dc->frag_offset, dc->frag_size);
+		return NULL;
+	}
+	if (b->ntokens == RX_MAX_CMSGS) {
+		fprintf(stderr, "ncdevmem: too many tokens in one recvmsg\n");
+		return NULL;
+	}
+	b->tokens[b->ntokens++] = dc->frag_token;
+	return (const unsigned char *)s->map + dc->frag_offset;
+}
+
+/* Walk the cmsgs of @msg in stream order; returns the bytes they cover. */
+static long long walk_cmsgs(struct server *s, struct rx_bufs *b,
+			    struct msghdr *msg, struct rx_stats *st)
+{
+	unsigned long long pos = st->bytes_total;
+	const unsigned char *p;
+	struct dmabuf_cmsg dc;
+	struct cmsghdr *cm;
+	size_t lin_off = 0;
+
+	for (cm = CMSG_FIRSTHDR(msg); cm; cm = CMSG_NXTHDR(msg, cm)) {
+		if (cm->cmsg_level != SOL_SOCKET ||
+		    (cm->cmsg_type != SCM_DEVMEM_LINEAR &&
+		     cm->cmsg_type != SCM_DEVMEM_DMABUF) ||
+		    cm->cmsg_len != CMSG_LEN(sizeof(dc))) {
+			fprintf(stderr, "ncdevmem: unexpected cmsg level %d type %d len %zu\n",
+				cm->cmsg_level, cm->cmsg_type,
+				(size_t)cm->cmsg_len);
+			return -1;
+		}
+		memcpy(&dc, CMSG_DATA(cm), sizeof(dc));
+		p = frag_data(s, b, cm, &dc, &lin_off);
+		if (!p)
+			return -1;
+		if (s->o->pattern)
+			validate(p, dc.frag_size, pos, s->o->pattern, st);
+		if (cm->cmsg_type == SCM_DEVMEM_LINEAR) {
+			st->bytes_linear += dc.frag_size;
+		} else {
+			st->bytes_dmabuf += dc.frag_size;
+			st->frags++;
+		}
+		pos += dc.frag_size;
+	}
+	return pos - st->bytes_total;
+}
+
+/*
+ * A recvmsg without any cmsg: the data was in host memory (an skb of a
+ * queue that is not bound, the flow missed the steering) and the kernel
+ * copied all @len bytes to the iovec.  A call never mixes the two kinds.
+ */
+static void rx_readable(struct server *s, struct rx_bufs *b, size_t len,
+			struct rx_stats *st)
+{
+	if (!st->bytes_readable)
+		fprintf(stderr, "ncdevmem: warning: data in host memory, not in the dma-buf\n");
+	if (s->o->pattern)
+		validate(b->iov, len, st->bytes_total, s->o->pattern, st);
+	st->bytes_readable += len;
+	st->bytes_linear += len;
+	st->bytes_total += len;
+}
+
+/* One recvmsg and its cmsgs: 1 on data, 0 at EOF, -1 on error. */
+static int rx_one(struct server *s, struct rx_bufs *b, struct rx_stats *st)
+{
+	struct iovec iov = { .iov_base = b->iov, .iov_len = RX_IOV_SIZE };
+	struct msghdr msg = {
+		.msg_iov = &iov,
+		.msg_iovlen = 1,
+		.msg_control = b->ctrl,
+		.msg_controllen = b->ctrl_len,
+	};
+	/*
+	 * udmabuf pages are host memory the mmap sees coherently; 6.1's
+	 * udmabuf also maps its whole sg table for its own device on every
+	 * DMA_BUF_IOCTL_SYNC, which DMA-API debug flags (segments beyond
+	 * 64 KiB). So syncs are asked for with NCDEVMEM_SYNC=1 only.
+	 */
+	bool sync = s->o->pattern && getenv("NCDEVMEM_SYNC");
+	long long covered;
+	ssize_t ret;
+
+	if (wait_readable(s->fd, &s->wait_mask))
+		return -1;
+	ret = recvmsg(s->fd, &msg, MSG_SOCK_DEVMEM | MSG_DONTWAIT);
+	st->recvmsg_calls++;
+	if (ret < 0) {
+		if (errno == EAGAIN || errno == EINTR)
+			return 1;
+		fprintf(stderr, "ncdevmem: recvmsg: %s%s\n", strerror(errno),
+			errno == EFAULT ? " (unreadable data without devmem?)" :
+			"");
+		return -1;
+	}
+	if (!ret)
+		return 0;
+	if (msg.msg_flags & MSG_CTRUNC) {
+		fprintf(stderr, "ncdevmem: recvmsg: control data truncated\n");
+		return -1;
+	}
+	if (!CMSG_FIRSTHDR(&msg)) {
+		rx_readable(s, b, ret, st);
+		return 1;
+	}
+	if (sync && dmabuf_sync(s->dmabuf_fd, DMA_BUF_SYNC_START |
+					      DMA_BUF_SYNC_READ)) {
+		perror("ncdevmem: DMA_BUF_SYNC_START");
+		return -1;
+	}
+	covered = walk_cmsgs(s, b, &msg, st);
+	if (sync && dmabuf_sync(s->dmabuf_fd, DMA_BUF_SYNC_END |
+					      DMA_BUF_SYNC_READ)) {
+		perror("ncdevmem: DMA_BUF_SYNC_END");
+		return -1;
+	}
+	if (covered < 0)
+		return -1;
+	if (covered != ret) {
+		fprintf(stderr, "ncdevmem: recvmsg returned %zd, cmsgs cover %lld bytes\n",
+			ret, covered);
+		return -1;
+	}
+	st->bytes_total += ret;
+	return tokens_release(s->fd, b, st) ? -1 : 1;
+}
+
+static int rx_bufs_alloc(struct rx_bufs *b)
+{
+	b->ctrl_len = CMSG_SPACE(sizeof(struct dmabuf_cmsg)) * RX_MAX_CMSGS;
+	b->iov = malloc(RX_IOV_SIZE);
+	b->ctrl = malloc(b->ctrl_len);
+	b->tokens = calloc(RX_MAX_CMSGS, sizeof(*b->tokens));
+	b->ntokens = 0;
+	return b->iov && b->ctrl && b->tokens ? 0 : -1;
+}
+
+static void rx_bufs_free(struct rx_bufs *b)
+{
+	free(b->iov);
+	free(b->ctrl);
+	free(b->tokens);
+}
+
+/* Receive until EOF; 0 if the stream was received and checked fine. */
+static int server_receive(struct server *s, struct rx_stats *st)
+{
+	struct rx_bufs b;
+	double start;
+	int ret;
+
+	if (rx_bufs_alloc(&b)) {
+		fprintf(stderr, "ncdevmem: out of memory\n");
+		rx_bufs_free(&b);
+		return -1;
+	}
+	start = now_sec();
+	do {
+		ret = rx_one(s, &b, st);
+	} while (ret > 0);
+	st->seconds = now_sec() - start;
+	rx_bufs_free(&b);
+	if (st->bytes_readable)
+		fprintf(stderr, "ncdevmem: warning: %llu of %llu bytes came in host memory\n",
+			st->bytes_readable, st->bytes_total);
+	if (!ret && st->tokens_freed != st->frags) {
+		fprintf(stderr, "ncdevmem: %llu tokens freed for %llu fragments\n",
+			st->tokens_freed, st->frags);
+		ret = -1;
+	}
+	return ret || st->validation_errors ? -1 : 0;
+}
+
+static void print_rx_stats(const struct rx_stats *st)
+{
+	printf("bytes_total: %llu\n", st->bytes_total);
+	printf("bytes_dmabuf: %llu\n", st->bytes_dmabuf);
+	printf("bytes_linear: %llu\n", st->bytes_linear);
+	printf("frags: %llu\n", st->frags);
+	printf("tokens_freed: %llu\n", st->tokens_freed);
+	printf("dontneed_calls: %llu\n", st->dontneed_calls);
+	printf("recvmsg_calls: %llu\n", st->recvmsg_calls);
+	printf("validation_errors: %llu\n", st->validation_errors);
+	printf("seconds: %.3f\n", st->seconds);
+	printf("throughput_mbps: %.2f\n", mbps(st->bytes_total, st->seconds));
+	fflush(stdout);
+}
+
+static int server_main(const struct opts *o)
+{
+	struct rx_stats st;
+	struct server s;
+	int err;
+
+	memset(&s, 0, sizeof(s));
+	memset(&st, 0, sizeof(st));
+	s.o = o;
+	s.dmabuf_fd = -1;
+	s.listen_fd = -1;
+	s.fd = -1;
+	s.saved_split = -1;
+	block_signals(&s.wait_mask);
+
+	err = server_setup(&s);
+	if (!err)
+		err = server_accept(&s);
+	if (!err) {
+		err = server_receive(&s, &st);
+		print_rx_stats(&st);
+	}
+	server_cleanup(&s);
+	return err ? 1 : 0;
+}
+
+/* ---- client ------------------------------------------------------------ */
+
+/* A socket bound to -c / -P when given, connected to -s:-p; or -1. */
+static int client_try_connect(const struct opts *o, int *err)
+{
+	int fd, one = 1;
+
+	fd = socket(o->family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		*err = errno;
+		return -1;
+	}
+	if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
+	    ((o->have_cli || o->cli_port) &&
+	     bind(fd, (const struct sockaddr *)&o->cli, addr_len(&o->cli))) ||
+	    connect(fd, (const struct sockaddr *)&o->srv, addr_len(&o->srv))) {
+		*err = errno;
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* Connect, retrying for a while as long as the server is not there yet. */
+static int client_connect(const struct opts *o)
+{
+	double deadline = now_sec() + CONNECT_RETRY_SEC;
+	char buf[INET6_ADDRSTRLEN];
+	int fd, err = 0;
+
+	for (;;) {
+		fd = client_try_connect(o, &err);
+		if (fd >= 0)
+			return fd;
+		if ((err != ECONNREFUSED && err != ENETUNREACH &&
+		     err != EHOSTUNREACH) || now_sec() > deadline)
+			break;
+		usleep(100000);
+	}
+	fprintf(stderr, "ncdevmem: connect to %s port %u: %s\n",
+		addr_str(&o->srv, buf, sizeof(buf)), o->srv_port,
+		strerror(err));
+	if (err == EADDRNOTAVAIL && o->cli_port)
+		fprintf(stderr, "ncdevmem: (is the 4-tuple in TIME_WAIT?)\n");
+	return -1;
+}
+
+/* Fill @len bytes with the pattern, the first byte having phase @k. */
+static void fill_pattern(unsigned char *p, size_t len, unsigned int k,
+			 unsigned int n)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++) {
+		p[i] = k & 0xff;
+		if (++k == n)
+			k = 0;
+	}
+}
+
+static int send_all(int fd, const unsigned char *p, size_t len)
+{
+	ssize_t n;
+
+	while (len) {
+		n = send(fd, p, len, MSG_NOSIGNAL);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			perror("ncdevmem: send");
+			return -1;
+		}
+		p += n;
+		len -= n;
+	}
+	return 0;
+}
+
+/* Send -n bytes of the pattern (zeros without -v) in -z sized chunks. */
+static int send_stream(int fd, const struct opts *o)
+{
+	unsigned long long pos = 0, phase = ULLONG_MAX;
+	unsigned char *buf;
+	size_t len;
+	int err = 0;
+
+	buf = calloc(1, o->chunk);
+	if (!buf) {
+		fprintf(stderr, "ncdevmem: out of memory\n");
+		return -1;
+	}
+	while (pos < o->send_bytes && !err) {
+		len = o->send_bytes - pos < o->chunk ?
+		      o->send_bytes - pos : o->chunk;
+		/* refill only when the chunk starts at another phase */
+		if (o->pattern && pos % o->pattern != phase) {
+			phase = pos % o->pattern;
+			fill_pattern(buf, o->chunk, phase, o->pattern);
+		}
+		err = send_all(fd, buf, len);
+		pos += len;
+	}
+	free(buf);
+	return err;
+}
+
+/* After SHUT_WR: read (and drop) until the server closes. */
+static int wait_close(int fd)
+{
+	char buf[4096];
+	ssize_t n;
+
+	do {
+		n = read(fd, buf, sizeof(buf));
+	} while (n > 0 || (n < 0 && errno == EINTR));
+	if (n < 0) {
+		perror("ncdevmem: waiting for the server to close");
+		return -1;
+	}
+	return 0;
+}
+
+static int client_main(const struct opts *o)
+{
+	double start, secs;
+	int fd, err;
+
+	fd = client_connect(o);
+	if (fd < 0)
+		return 1;
+	start = now_sec();
+	err = send_stream(fd, o);
+	if (!err && shutdown(fd, SHUT_WR)) {
+		perror("ncdevmem: shutdown");
+		err = -1;
+	}
+	if (!err)
+		err = wait_close(fd);
+	secs = now_sec() - start;
+	close(fd);
+	if (err)
+		return 1;
+	printf("bytes_sent: %llu\n", o->send_bytes);
+	printf("seconds: %.3f\n", secs);
+	printf("throughput_mbps: %.2f\n", mbps(o->send_bytes, secs));
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct opts o;
+	int ret;
+
+	ret = parse_opts(argc, argv, &o);
+	if (ret) {
+		print_help(ret > 0 ? stdout : stderr);
+		return ret > 0 ? 0 : 2;
+	}
+	return o.server ? server_main(&o) : client_main(&o);
+}
