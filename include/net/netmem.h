@@ -33,12 +33,14 @@ typedef unsigned long __bitwise netmem_ref;
 /**
  * struct net_iov - one page-sized piece of memory that has no struct page
  * @pp_magic: PP_SIGNATURE while a page pool owns it, as page->pp_magic
- * @pp: the page pool it was allocated through (RX), or NULL
+ * @pp: the page pool it was allocated through (RX); NULL for a net_iov of
+ *	a TX binding, which never belongs to a page pool
  * @owner: the area it belongs to; gives its offset in the underlying buffer
  * @dma_addr: the address the device uses for it
- * @pp_ref_count: references held by the page pool's user (driver or skb
- *	fragments) and by user-space tokens; the buffer goes back to its
- *	pool when the count drops to zero
+ * @pp_ref_count: RX: references held by the page pool's user (driver or
+ *	skb fragments) and by user-space tokens; the buffer goes back to
+ *	its pool when the count drops to zero. Unused for TX, where a
+ *	reference is one on the binding (see net_devmem_tx_iov_get())
  *
  * net_iovs are created in arrays, one per page of a memory area (see
  * struct net_iov_area), by a memory provider such as a dma-buf binding.
@@ -186,13 +188,29 @@ static inline unsigned long net_iov_virtual_addr(const struct net_iov *niov)
 	       ((unsigned long)net_iov_idx(niov) << PAGE_SHIFT);
 }
 
+#if IS_ENABLED(CONFIG_NET_DEVMEM)
+void net_devmem_tx_iov_get(struct net_iov *niov);
+void net_devmem_tx_iov_put(struct net_iov *niov);
+#else
+static inline void net_devmem_tx_iov_get(struct net_iov *niov)
+{
+}
+
+static inline void net_devmem_tx_iov_put(struct net_iov *niov)
+{
+}
+#endif
+
 /**
  * net_iov_get() - take a reference on a net_iov
- * @niov: the net_iov
+ * @niov: the net_iov, already referenced by the caller
  */
 static inline void net_iov_get(struct net_iov *niov)
 {
-	atomic_long_inc(&niov->pp_ref_count);
+	if (niov->pp)
+		atomic_long_inc(&niov->pp_ref_count);
+	else
+		net_devmem_tx_iov_get(niov);
 }
 
 #ifdef CONFIG_PAGE_POOL

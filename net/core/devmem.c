@@ -16,10 +16,12 @@
 #include <linux/rtnetlink.h>
 #include <linux/scatterlist.h>
 #include <linux/slab.h>
+#include <linux/uio.h>
 #include <net/netdev_queues.h>
 #include <net/netlink.h>
 #include <net/netmem.h>
 #include <net/page_pool.h>
+#include <net/sock.h>
 
 #include "devmem.h"
 
@@ -34,7 +36,15 @@
 static DEFINE_XARRAY_FLAGS(net_devmem_dmabuf_bindings, XA_FLAGS_ALLOC1);
 static u32 net_devmem_next_id;
 
+/* TX bindings that were unbound while skbs still point into them: they
+ * have no id any more but stay mapped, and a device going away must
+ * still find them. Under RTNL.
+ */
+static LIST_HEAD(net_devmem_tx_unbound);
+
 static const struct memory_provider_ops dmabuf_devmem_ops;
+
+static void net_devmem_release_dev(struct net_devmem_dmabuf_binding *binding);
 
 static void net_devmem_dmabuf_binding_free(struct net_devmem_dmabuf_binding *binding)
 {
@@ -46,22 +56,40 @@ static void net_devmem_dmabuf_binding_free(struct net_devmem_dmabuf_binding *bin
 		kvfree(owner->area.niovs);
 		kfree(owner);
 	}
+	kvfree(binding->tx_vec);
 	xa_destroy(&binding->bound_rxqs);
 	dma_buf_put(binding->dmabuf);
 	kfree_rcu(binding, rcu);
+}
+
+/* The last reference may go in softirq (a transmitted skb freed by the
+ * driver), where the dma-buf cannot be unmapped: the rest happens here.
+ */
+static void net_devmem_dmabuf_binding_free_work(struct work_struct *work)
+{
+	struct net_devmem_dmabuf_binding *binding =
+		container_of(work, struct net_devmem_dmabuf_binding, free_work);
+
+	rtnl_lock();
+	list_del(&binding->unbound_node);
+	net_devmem_release_dev(binding);
+	rtnl_unlock();
+	net_devmem_dmabuf_binding_free(binding);
 }
 
 /**
  * net_devmem_dmabuf_binding_put() - drop a reference on a binding
  * @binding: the binding
  *
- * Frees the binding with its last reference; by then it is unmapped and
- * every net_iov is back in its gen_pool.
+ * With the last reference the binding is unmapped (if the device still
+ * has it mapped: TX bindings stay mapped until their last skb is freed)
+ * and freed, from a work item. By then every net_iov is back in its
+ * gen_pool or, for TX, referenced by no skb.
  */
 void net_devmem_dmabuf_binding_put(struct net_devmem_dmabuf_binding *binding)
 {
 	if (refcount_dec_and_test(&binding->ref))
-		net_devmem_dmabuf_binding_free(binding);
+		schedule_work(&binding->free_work);
 }
 
 static void net_devmem_dmabuf_binding_get(struct net_devmem_dmabuf_binding *binding)
@@ -79,14 +107,15 @@ static void net_devmem_release_dev(struct net_devmem_dmabuf_binding *binding)
 		return;
 	if (binding->sgt)
 		dma_buf_unmap_attachment(binding->attachment, binding->sgt,
-					 DMA_FROM_DEVICE);
+					 binding->direction);
 	/* NULL when attaching is what failed */
 	if (binding->attachment)
 		dma_buf_detach(binding->dmabuf, binding->attachment);
 	binding->sgt = NULL;
 	binding->attachment = NULL;
 	netdev_put(binding->dev, &binding->dev_tracker);
-	binding->dev = NULL;
+	/* read without RTNL by the transmit path, see net_devmem_tx_skb_ok() */
+	WRITE_ONCE(binding->dev, NULL);
 }
 
 /* Returns every bound RX queue to host memory. RTNL held. */
@@ -109,22 +138,50 @@ static void net_devmem_unbind_queues(struct net_devmem_dmabuf_binding *binding)
  * net_devmem_unbind_dmabuf() - undo net_devmem_bind_dmabuf()
  * @binding: the binding
  *
- * Returns the bound queues to host memory, unmaps the dma-buf, removes
- * the id and drops the owner's reference. The binding itself is freed
- * once the last net_iov handed out (to skbs or user-space tokens) comes
- * back. Caller holds RTNL.
+ * Removes the id, so that no new user finds the binding, and drops the
+ * owner's reference. An RX binding also returns its queues to host memory
+ * and is unmapped now: the NIC no longer writes into it, and the net_iovs
+ * still held by skbs or user-space tokens are never read by the CPU. A TX
+ * binding stays mapped until the last skb that points into it is freed,
+ * because the NIC may still be reading those bytes. Caller holds RTNL.
  */
 void net_devmem_unbind_dmabuf(struct net_devmem_dmabuf_binding *binding)
 {
 	ASSERT_RTNL();
 	xa_erase(&net_devmem_dmabuf_bindings, binding->id);
-	if (binding->dev)
-		net_devmem_unbind_queues(binding);
-	net_devmem_release_dev(binding);
+	if (binding->direction == DMA_FROM_DEVICE) {
+		if (binding->dev)
+			net_devmem_unbind_queues(binding);
+		net_devmem_release_dev(binding);
+	} else {
+		list_add(&binding->unbound_node, &net_devmem_tx_unbound);
+	}
 	net_devmem_dmabuf_binding_put(binding);
 }
 
-/* Splits one mapped scatter entry into net_iovs and adds it to the pool. */
+/* Records the net_iovs of one scatter entry of a TX binding by page index
+ * in the dma-buf, for sendmsg() to find them by offset.
+ */
+static int net_devmem_tx_vec_add(struct net_devmem_dmabuf_binding *binding,
+				 struct net_iov_area *area,
+				 struct netlink_ext_ack *extack)
+{
+	unsigned long first = area->base_virtual >> PAGE_SHIFT;
+	size_t i;
+
+	if (first + area->num_niovs > binding->num_pages) {
+		NL_SET_ERR_MSG(extack,
+			       "The dma-buf mapping is larger than the dma-buf");
+		return -EINVAL;
+	}
+	for (i = 0; i < area->num_niovs; i++)
+		binding->tx_vec[first + i] = &area->niovs[i];
+	return 0;
+}
+
+/* Splits one mapped scatter entry into net_iovs and adds it to the pool
+ * (RX) or to the page-indexed vector (TX).
+ */
 static int net_devmem_add_chunk(struct net_devmem_dmabuf_binding *binding,
 				dma_addr_t dma_addr, size_t len,
 				unsigned long offset, int nid,
@@ -159,6 +216,8 @@ static int net_devmem_add_chunk(struct net_devmem_dmabuf_binding *binding,
 	}
 	list_add_tail(&owner->node, &binding->chunk_owners);
 
+	if (binding->direction == DMA_TO_DEVICE)
+		return net_devmem_tx_vec_add(binding, &owner->area, extack);
 	return gen_pool_add_owner(binding->chunk_pool,
 				  offset + NET_DEVMEM_GENPOOL_BIAS, dma_addr,
 				  len, nid, owner);
@@ -183,7 +242,7 @@ static int net_devmem_map_dmabuf(struct net_devmem_dmabuf_binding *binding,
 	}
 
 	binding->sgt = dma_buf_map_attachment(binding->attachment,
-					      DMA_FROM_DEVICE);
+					      binding->direction);
 	if (IS_ERR(binding->sgt)) {
 		err = PTR_ERR(binding->sgt);
 		binding->sgt = NULL;
@@ -191,9 +250,18 @@ static int net_devmem_map_dmabuf(struct net_devmem_dmabuf_binding *binding,
 		return err;
 	}
 
-	binding->chunk_pool = gen_pool_create(PAGE_SHIFT, nid);
-	if (!binding->chunk_pool)
-		return -ENOMEM;
+	if (binding->direction == DMA_TO_DEVICE) {
+		/* the vector covers the dma-buf; the mapping must fit in it */
+		binding->num_pages = binding->dmabuf->size >> PAGE_SHIFT;
+		binding->tx_vec = kvcalloc(binding->num_pages,
+					   sizeof(*binding->tx_vec), GFP_KERNEL);
+		if (!binding->tx_vec)
+			return -ENOMEM;
+	} else {
+		binding->chunk_pool = gen_pool_create(PAGE_SHIFT, nid);
+		if (!binding->chunk_pool)
+			return -ENOMEM;
+	}
 
 	for_each_sgtable_dma_sg(binding->sgt, sg, i) {
 		err = net_devmem_add_chunk(binding, sg_dma_address(sg),
@@ -214,18 +282,20 @@ static int net_devmem_map_dmabuf(struct net_devmem_dmabuf_binding *binding,
 /**
  * net_devmem_bind_dmabuf() - map a dma-buf for a network device
  * @dev: the device; RTNL held
+ * @direction: DMA_FROM_DEVICE for an RX binding, DMA_TO_DEVICE for TX
  * @dmabuf_fd: file descriptor of the dma-buf, in the caller's fd table
  * @owner_net: netns of the netlink socket the binding belongs to
  * @owner_portid: port id of that socket
  * @extack: where to say why it failed
  *
  * Return: a binding with an id and one reference (the owner's), not yet
- * used by any queue; or an ERR_PTR.
+ * used by any queue or socket; or an ERR_PTR.
  */
 struct net_devmem_dmabuf_binding *
-net_devmem_bind_dmabuf(struct net_device *dev, unsigned int dmabuf_fd,
-		       struct net *owner_net, u32 owner_portid,
-		       struct netlink_ext_ack *extack)
+net_devmem_bind_dmabuf(struct net_device *dev,
+		       enum dma_data_direction direction,
+		       unsigned int dmabuf_fd, struct net *owner_net,
+		       u32 owner_portid, struct netlink_ext_ack *extack)
 {
 	struct net_devmem_dmabuf_binding *binding;
 	struct dma_buf *dmabuf;
@@ -245,6 +315,9 @@ net_devmem_bind_dmabuf(struct net_device *dev, unsigned int dmabuf_fd,
 		return ERR_PTR(-ENOMEM);
 	}
 	binding->dmabuf = dmabuf;
+	binding->direction = direction;
+	INIT_WORK(&binding->free_work, net_devmem_dmabuf_binding_free_work);
+	INIT_LIST_HEAD(&binding->unbound_node);
 	binding->dev = dev;
 	netdev_hold(dev, &binding->dev_tracker, GFP_KERNEL);
 	refcount_set(&binding->ref, 1);
@@ -356,8 +429,10 @@ u32 net_devmem_rxq_binding_id(struct netdev_rx_queue *rxq)
 }
 
 /* A device going away takes its bindings' mappings with it: its queues
- * are already stopped, so nothing is restarted; sockets that still hold
- * net_iovs keep the binding (not the device) alive.
+ * are already stopped and its TX rings empty, so nothing is restarted and
+ * nothing reads the memory any more; sockets that still hold net_iovs
+ * keep the binding (not the device) alive, and their skbs are dropped
+ * before a driver sees them (net_devmem_tx_skb_ok()).
  */
 static int net_devmem_netdev_event(struct notifier_block *nb,
 				   unsigned long event, void *ptr)
@@ -375,6 +450,9 @@ static int net_devmem_netdev_event(struct notifier_block *nb,
 		net_devmem_unbind_queues(binding);
 		net_devmem_release_dev(binding);
 	}
+	list_for_each_entry(binding, &net_devmem_tx_unbound, unbound_node)
+		if (binding->dev == dev)
+			net_devmem_release_dev(binding);
 	return NOTIFY_OK;
 }
 
@@ -449,6 +527,245 @@ u32 net_devmem_iov_binding_id(const struct net_iov *niov)
 	if (!pool || pool->mp_ops != &dmabuf_devmem_ops)
 		return 0;
 	return net_iov_binding(niov)->id;
+}
+
+/* ---- transmit --------------------------------------------------------- */
+
+/**
+ * net_devmem_get_tx_binding() - find a TX binding by id and hold it
+ * @net: network namespace of the sending socket
+ * @id: the id bind-tx returned
+ *
+ * Return: the binding with a reference the caller drops with
+ * net_devmem_dmabuf_binding_put(), or NULL when @id names no binding, an
+ * RX binding, one made from another network namespace, or one that is
+ * being unbound.
+ */
+struct net_devmem_dmabuf_binding *net_devmem_get_tx_binding(struct net *net,
+							    u32 id)
+{
+	struct net_devmem_dmabuf_binding *binding;
+
+	rcu_read_lock();
+	binding = xa_load(&net_devmem_dmabuf_bindings, id);
+	if (binding && (binding->direction != DMA_TO_DEVICE ||
+			!net_eq(binding->owner_net, net) ||
+			!refcount_inc_not_zero(&binding->ref)))
+		binding = NULL;
+	rcu_read_unlock();
+	return binding;
+}
+
+/**
+ * net_devmem_tx_niov() - the net_iov holding a byte of a TX binding
+ * @binding: the TX binding
+ * @offset: offset of the byte in the dma-buf
+ *
+ * Return: the net_iov of the page containing @offset, or NULL when
+ * @offset is not inside the mapped dma-buf.
+ */
+struct net_iov *net_devmem_tx_niov(struct net_devmem_dmabuf_binding *binding,
+				   u64 offset)
+{
+	u64 idx = offset >> PAGE_SHIFT;
+
+	if (idx >= binding->num_pages)
+		return NULL;
+	return binding->tx_vec[idx];
+}
+
+/**
+ * net_devmem_tx_iov_get() - take a reference on a TX net_iov
+ * @niov: a net_iov of a TX binding, already referenced by the caller
+ *
+ * A TX net_iov has no page pool: a reference on it (an skb fragment) is
+ * a reference on its binding, which keeps the dma-buf mapped.
+ */
+void net_devmem_tx_iov_get(struct net_iov *niov)
+{
+	net_devmem_dmabuf_binding_get(net_iov_binding(niov));
+}
+
+/**
+ * net_devmem_tx_iov_put() - drop a reference on a TX net_iov
+ * @niov: the net_iov
+ *
+ * May be called in any context; the binding may be freed with it.
+ */
+void net_devmem_tx_iov_put(struct net_iov *niov)
+{
+	net_devmem_dmabuf_binding_put(net_iov_binding(niov));
+}
+
+/**
+ * net_devmem_tx_skb_ok() - may @dev transmit the fragments of @skb?
+ * @skb: an skb whose fragments are not all readable
+ * @dev: the device about to transmit it
+ *
+ * Device memory is mapped for one device only: every net_iov fragment
+ * must belong to a TX binding of @dev that is still mapped. Anything else
+ * (an RX net_iov forwarded, a route that changed after sendmsg(), a
+ * device that went away) is dropped by the caller.
+ *
+ * Return: true when every fragment is host memory or device memory
+ * mapped for @dev.
+ */
+bool net_devmem_tx_skb_ok(const struct sk_buff *skb,
+			  const struct net_device *dev)
+{
+	const struct skb_shared_info *shinfo = skb_shinfo(skb);
+	struct net_devmem_dmabuf_binding *binding;
+	const struct net_iov *niov;
+	int i;
+
+	if (skb_has_frag_list(skb))
+		return false;
+	for (i = 0; i < shinfo->nr_frags; i++) {
+		niov = skb_frag_net_iov(&shinfo->frags[i]);
+		if (!niov)
+			continue;
+		if (niov->pp)
+			return false;
+		binding = net_iov_binding(niov);
+		if (READ_ONCE(binding->dev) != dev)
+			return false;
+	}
+	return true;
+}
+
+/* The dma-buf offset and length of the iterator's current segment. */
+static bool net_devmem_iter_segment(const struct iov_iter *from, u64 *offset,
+				    size_t *len)
+{
+	if (iter_is_ubuf(from)) {
+		*offset = (unsigned long)from->ubuf + from->iov_offset;
+		*len = iov_iter_count(from);
+		return true;
+	}
+	if (!iter_is_iovec(from) || !from->nr_segs)
+		return false;
+	*offset = (unsigned long)from->iov->iov_base + from->iov_offset;
+	*len = min(iov_iter_count(from), from->iov->iov_len - from->iov_offset);
+	return true;
+}
+
+/* Appends @len bytes at @offset of the dma-buf to @skb, in place when the
+ * last fragment ends right there. Return: bytes added, or -EMSGSIZE when
+ * @skb has no free fragment.
+ */
+static int net_devmem_skb_add(struct sk_buff *skb, struct net_iov *niov,
+			      unsigned int pg_off, unsigned int len)
+{
+	struct skb_shared_info *shinfo = skb_shinfo(skb);
+	int nr = shinfo->nr_frags;
+	skb_frag_t *last;
+
+	if (nr) {
+		last = &shinfo->frags[nr - 1];
+		if (skb_frag_net_iov(last) == niov &&
+		    skb_frag_off(last) + skb_frag_size(last) == pg_off) {
+			skb_frag_size_add(last, len);
+			return len;
+		}
+	}
+	if (nr >= MAX_SKB_FRAGS)
+		return -EMSGSIZE;
+	net_devmem_tx_iov_get(niov);
+	__skb_fill_netmem_desc(skb, nr, net_iov_to_netmem(niov), pg_off, len);
+	shinfo->nr_frags = nr + 1;
+	return len;
+}
+
+/**
+ * net_devmem_zerocopy_fill() - point skb fragments at a TX binding
+ * @sk: the sending socket, locked
+ * @skb: the skb being filled (in @sk's write queue)
+ * @from: the sendmsg() iterator; each segment is {offset, length} in the
+ *	dma-buf, not user memory
+ * @length: bytes to add at most
+ * @binding: the TX binding named by the sendmsg() cmsg
+ *
+ * Adds fragments referring to the binding's net_iovs (one reference on
+ * the binding per fragment) and charges them to @sk as a zerocopy send
+ * of user pages would be, so the send buffer limits device memory in
+ * flight too. The iterator advances by what was added.
+ *
+ * Return: 0 when @length bytes (or all that was left) were added;
+ * -EMSGSIZE when @skb ran out of fragments; -EFAULT for a range outside
+ * the dma-buf.
+ */
+int net_devmem_zerocopy_fill(struct sock *sk, struct sk_buff *skb,
+			     struct iov_iter *from, size_t length,
+			     struct net_devmem_dmabuf_binding *binding)
+{
+	unsigned int pg_off, chunk;
+	struct net_iov *niov;
+	size_t seg_len;
+	u64 offset;
+	int added;
+
+	while (length && iov_iter_count(from)) {
+		if (!net_devmem_iter_segment(from, &offset, &seg_len))
+			return -EFAULT;
+		if (!seg_len) {
+			/* skips the empty segment */
+			iov_iter_advance(from, 0);
+			continue;
+		}
+		niov = net_devmem_tx_niov(binding, offset);
+		if (!niov)
+			return -EFAULT;
+		pg_off = offset & ~PAGE_MASK;
+		chunk = min3(length, seg_len, (size_t)(PAGE_SIZE - pg_off));
+
+		added = net_devmem_skb_add(skb, niov, pg_off, chunk);
+		if (added < 0)
+			return added;
+		skb->len += added;
+		skb->data_len += added;
+		skb->truesize += added;
+		sk_wmem_queued_add(sk, added);
+		if (!skb_zcopy_pure(skb))
+			sk_mem_charge(sk, added);
+		iov_iter_advance(from, added);
+		length -= added;
+	}
+	return 0;
+}
+
+/**
+ * net_devmem_tx_check_iter() - are all of a sendmsg()'s ranges in the dma-buf?
+ * @binding: the TX binding
+ * @from: the sendmsg() iterator, not yet advanced
+ *
+ * Checked before anything is queued, so that a bad range fails the call
+ * without sending the ranges before it.
+ *
+ * Return: 0, or -EFAULT when a range ends past the mapped dma-buf (or the
+ * iterator is not made of iovecs).
+ */
+int net_devmem_tx_check_iter(struct net_devmem_dmabuf_binding *binding,
+			     const struct iov_iter *from)
+{
+	u64 offset, len;
+	unsigned long i;
+
+	if (iter_is_ubuf(from)) {
+		offset = (unsigned long)from->ubuf;
+		len = iov_iter_count(from);
+		return offset + len < offset || offset + len > binding->size ?
+		       -EFAULT : 0;
+	}
+	if (!iter_is_iovec(from))
+		return -EFAULT;
+	for (i = 0; i < from->nr_segs; i++) {
+		offset = (unsigned long)from->iov[i].iov_base;
+		len = from->iov[i].iov_len;
+		if (len && (offset >= binding->size ||
+			    len > binding->size - offset))
+			return -EFAULT;
+	}
+	return 0;
 }
 
 static int __init net_devmem_init(void)

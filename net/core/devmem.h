@@ -3,36 +3,48 @@
  * Device memory TCP: dma-buf bindings.
  *
  * A binding maps a dma-buf for one network device and carves it into
- * page-sized struct net_iov, handed to the device's RX queues through a
- * page pool memory provider.
+ * page-sized struct net_iov: an RX binding hands them to the device's RX
+ * queues through a page pool memory provider, a TX binding lets sendmsg()
+ * point skb fragments at them.
  */
 #ifndef _NET_CORE_DEVMEM_H
 #define _NET_CORE_DEVMEM_H
 
+#include <linux/dma-direction.h>
 #include <linux/refcount.h>
+#include <linux/workqueue.h>
 #include <linux/xarray.h>
 #include <net/netmem.h>
 
 struct dma_buf;
 struct dma_buf_attachment;
 struct gen_pool;
+struct iov_iter;
 struct net;
 struct net_device;
 struct netdev_rx_queue;
 struct netlink_ext_ack;
 struct sg_table;
+struct sock;
+struct sk_buff;
 
 /**
  * struct net_devmem_dmabuf_binding - a dma-buf mapped for a network device
  * @dmabuf: the dma-buf (a reference is held)
  * @attachment: its attachment to the device's parent (DMA) device
  * @sgt: the mapped scatter list
+ * @direction: DMA_FROM_DEVICE (RX) or DMA_TO_DEVICE (TX)
  * @dev: the network device, or NULL once it is gone (then nothing is
  *	mapped any more)
- * @chunk_pool: free pages of the dma-buf, one chunk per scatter entry
+ * @chunk_pool: RX: free pages of the dma-buf, one chunk per scatter entry
+ * @tx_vec: TX: the net_iov of every page of the dma-buf, by page index
  * @chunk_owners: the chunks' struct dmabuf_genpool_chunk_owner, to free
- * @ref: references: the owner's until unbind, and one per page pool that
- *	uses the binding (a page pool lives until its last buffer returns)
+ * @ref: references: the owner's until unbind, one per page pool that
+ *	uses the binding (a page pool lives until its last buffer returns),
+ *	one per skb fragment pointing at a TX net_iov, and short-lived ones
+ *	of sendmsg() callers
+ * @free_work: unmaps and frees the binding after its last reference
+ * @unbound_node: TX: entry in the list of unbound bindings still mapped
  * @bound_rxqs: RX queue indexes of @dev that use this binding as their
  *	memory provider
  * @id: the id user space knows the binding by (NETDEV_A_DMABUF_ID)
@@ -43,19 +55,26 @@ struct sg_table;
  * @num_pages: @size in pages
  *
  * Locking: @dev, @bound_rxqs, @owner_net and @owner_portid change under
- * RTNL only. The id map (net_devmem_dmabuf_bindings) has its own xarray
- * lock; lookups take a reference under RCU. @ref is atomic. @chunk_pool
- * allocations are lock free (gen_pool).
+ * RTNL only; the transmit path reads @dev with READ_ONCE() (it only
+ * compares it). The id map (net_devmem_dmabuf_bindings) has its own
+ * xarray lock; lookups take a reference under RCU. @ref is atomic.
+ * @chunk_pool allocations are lock free (gen_pool). @unbound_node is
+ * under RTNL. @tx_vec and @direction are written before the id is
+ * published and never change.
  */
 struct net_devmem_dmabuf_binding {
 	struct dma_buf *dmabuf;
 	struct dma_buf_attachment *attachment;
 	struct sg_table *sgt;
+	enum dma_data_direction direction;
 	struct net_device *dev;
 	netdevice_tracker dev_tracker;
 	struct gen_pool *chunk_pool;
+	struct net_iov **tx_vec;
 	struct list_head chunk_owners;
 	refcount_t ref;
+	struct work_struct free_work;
+	struct list_head unbound_node;
 	struct xarray bound_rxqs;
 	u32 id;
 	struct net *owner_net;
@@ -81,9 +100,10 @@ struct dmabuf_genpool_chunk_owner {
 
 #if IS_ENABLED(CONFIG_NET_DEVMEM)
 struct net_devmem_dmabuf_binding *
-net_devmem_bind_dmabuf(struct net_device *dev, unsigned int dmabuf_fd,
-		       struct net *owner_net, u32 owner_portid,
-		       struct netlink_ext_ack *extack);
+net_devmem_bind_dmabuf(struct net_device *dev,
+		       enum dma_data_direction direction,
+		       unsigned int dmabuf_fd, struct net *owner_net,
+		       u32 owner_portid, struct netlink_ext_ack *extack);
 void net_devmem_unbind_dmabuf(struct net_devmem_dmabuf_binding *binding);
 int net_devmem_bind_dmabuf_to_queue(struct net_device *dev, u32 rxq_idx,
 				    struct net_devmem_dmabuf_binding *binding,
@@ -92,6 +112,17 @@ void net_devmem_unbind_owner(struct net *net, u32 portid);
 u32 net_devmem_rxq_binding_id(struct netdev_rx_queue *rxq);
 u32 net_devmem_iov_binding_id(const struct net_iov *niov);
 void net_devmem_dmabuf_binding_put(struct net_devmem_dmabuf_binding *binding);
+struct net_devmem_dmabuf_binding *net_devmem_get_tx_binding(struct net *net,
+							    u32 id);
+struct net_iov *net_devmem_tx_niov(struct net_devmem_dmabuf_binding *binding,
+				   u64 offset);
+int net_devmem_tx_check_iter(struct net_devmem_dmabuf_binding *binding,
+			     const struct iov_iter *from);
+int net_devmem_zerocopy_fill(struct sock *sk, struct sk_buff *skb,
+			     struct iov_iter *from, size_t length,
+			     struct net_devmem_dmabuf_binding *binding);
+bool net_devmem_tx_skb_ok(const struct sk_buff *skb,
+			  const struct net_device *dev);
 
 /**
  * net_iov_binding() - the binding a dma-buf net_iov belongs to
@@ -107,9 +138,10 @@ net_iov_binding(const struct net_iov *niov)
 }
 #else
 static inline struct net_devmem_dmabuf_binding *
-net_devmem_bind_dmabuf(struct net_device *dev, unsigned int dmabuf_fd,
-		       struct net *owner_net, u32 owner_portid,
-		       struct netlink_ext_ack *extack)
+net_devmem_bind_dmabuf(struct net_device *dev,
+		       enum dma_data_direction direction,
+		       unsigned int dmabuf_fd, struct net *owner_net,
+		       u32 owner_portid, struct netlink_ext_ack *extack)
 {
 	NL_SET_ERR_MSG(extack, "Device memory TCP is not built in (CONFIG_NET_DEVMEM)");
 	return ERR_PTR(-EOPNOTSUPP);
@@ -135,6 +167,38 @@ static inline void net_devmem_unbind_owner(struct net *net, u32 portid)
 static inline u32 net_devmem_rxq_binding_id(struct netdev_rx_queue *rxq)
 {
 	return 0;
+}
+
+static inline void
+net_devmem_dmabuf_binding_put(struct net_devmem_dmabuf_binding *binding)
+{
+}
+
+static inline struct net_devmem_dmabuf_binding *
+net_devmem_get_tx_binding(struct net *net, u32 id)
+{
+	return NULL;
+}
+
+static inline int
+net_devmem_tx_check_iter(struct net_devmem_dmabuf_binding *binding,
+			 const struct iov_iter *from)
+{
+	return -EFAULT;
+}
+
+static inline int
+net_devmem_zerocopy_fill(struct sock *sk, struct sk_buff *skb,
+			 struct iov_iter *from, size_t length,
+			 struct net_devmem_dmabuf_binding *binding)
+{
+	return -EFAULT;
+}
+
+static inline bool net_devmem_tx_skb_ok(const struct sk_buff *skb,
+					const struct net_device *dev)
+{
+	return false;
 }
 #endif
 

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * The "netdev" generic netlink family (Documentation/netlink/specs/netdev.yaml):
- * devices, their queues, and binding dma-bufs to RX queues (devmem TCP).
+ * devices, their queues, and binding dma-bufs to RX queues or for
+ * transmit (devmem TCP).
  */
 
 #include <linux/netdevice.h>
@@ -41,6 +42,12 @@ static const struct nla_policy netdev_queue_id_nl_policy[NETDEV_A_QUEUE_TYPE + 1
 static const struct nla_policy netdev_bind_rx_nl_policy[NETDEV_A_DMABUF_FD + 1] = {
 	[NETDEV_A_DMABUF_IFINDEX] = NLA_POLICY_MIN(NLA_U32, 1),
 	[NETDEV_A_DMABUF_QUEUES] = NLA_POLICY_NESTED(netdev_queue_id_nl_policy),
+	[NETDEV_A_DMABUF_FD] = { .type = NLA_U32, },
+};
+
+/* bind-tx names no queue: a queue list is rejected as unknown. */
+static const struct nla_policy netdev_bind_tx_nl_policy[NETDEV_A_DMABUF_FD + 1] = {
+	[NETDEV_A_DMABUF_IFINDEX] = NLA_POLICY_MIN(NLA_U32, 1),
 	[NETDEV_A_DMABUF_FD] = { .type = NLA_U32, },
 };
 
@@ -371,6 +378,29 @@ static int netdev_nl_check_dmabuf_size(struct net_device *netdev,
 	return 0;
 }
 
+/* Sends the reply of bind-rx or bind-tx, which carries the binding id. The
+ * binding is unbound if the reply cannot be sent. Consumes @rsp. RTNL held.
+ */
+static int netdev_nl_bind_reply(struct sk_buff *rsp, void *hdr,
+				struct net_devmem_dmabuf_binding *binding,
+				struct genl_info *info)
+{
+	int err;
+
+	if (nla_put_u32(rsp, NETDEV_A_DMABUF_ID, binding->id)) {
+		nlmsg_free(rsp);
+		net_devmem_unbind_dmabuf(binding);
+		return -EMSGSIZE;
+	}
+	genlmsg_end(rsp, hdr);
+
+	/* genlmsg_reply() consumes @rsp whatever it returns. */
+	err = genlmsg_reply(rsp, info);
+	if (err)
+		net_devmem_unbind_dmabuf(binding);
+	return err;
+}
+
 static int netdev_nl_bind_rx_doit(struct sk_buff *skb, struct genl_info *info)
 {
 	struct net_devmem_dmabuf_binding *binding;
@@ -418,7 +448,7 @@ static int netdev_nl_bind_rx_doit(struct sk_buff *skb, struct genl_info *info)
 	if (err)
 		goto err_unlock;
 
-	binding = net_devmem_bind_dmabuf(netdev, dmabuf_fd,
+	binding = net_devmem_bind_dmabuf(netdev, DMA_FROM_DEVICE, dmabuf_fd,
 					 genl_info_net(info), info->snd_portid,
 					 info->extack);
 	if (IS_ERR(binding)) {
@@ -434,21 +464,75 @@ static int netdev_nl_bind_rx_doit(struct sk_buff *skb, struct genl_info *info)
 	if (err)
 		goto err_unbind;
 
-	if (nla_put_u32(rsp, NETDEV_A_DMABUF_ID, binding->id)) {
-		err = -EMSGSIZE;
-		goto err_unbind;
-	}
-	genlmsg_end(rsp, hdr);
-
-	/* genlmsg_reply() consumes @rsp whatever it returns. */
-	err = genlmsg_reply(rsp, info);
-	if (err)
-		net_devmem_unbind_dmabuf(binding);
+	err = netdev_nl_bind_reply(rsp, hdr, binding, info);
 	rtnl_unlock();
 	return err;
 
 err_unbind:
 	net_devmem_unbind_dmabuf(binding);
+err_unlock:
+	rtnl_unlock();
+err_free_rsp:
+	nlmsg_free(rsp);
+	return err;
+}
+
+/* ---- bind-tx ------------------------------------------------------------- */
+
+/* Maps the dma-buf for transmit on the request's device. RTNL held. */
+static struct net_devmem_dmabuf_binding *
+netdev_nl_bind_tx_locked(struct genl_info *info)
+{
+	u32 ifindex = nla_get_u32(info->attrs[NETDEV_A_DMABUF_IFINDEX]);
+	u32 dmabuf_fd = nla_get_u32(info->attrs[NETDEV_A_DMABUF_FD]);
+	struct net_device *netdev;
+
+	netdev = __dev_get_by_index(genl_info_net(info), ifindex);
+	if (!netdev) {
+		NL_SET_BAD_ATTR(info->extack, info->attrs[NETDEV_A_DMABUF_IFINDEX]);
+		return ERR_PTR(-ENODEV);
+	}
+	if (!netdev->netmem_tx) {
+		NL_SET_ERR_MSG(info->extack,
+			       "The driver does not support device memory TX");
+		return ERR_PTR(-EOPNOTSUPP);
+	}
+	return net_devmem_bind_dmabuf(netdev, DMA_TO_DEVICE, dmabuf_fd,
+				      genl_info_net(info), info->snd_portid,
+				      info->extack);
+}
+
+static int netdev_nl_bind_tx_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	struct net_devmem_dmabuf_binding *binding;
+	struct sk_buff *rsp;
+	void *hdr;
+	int err;
+
+	if (GENL_REQ_ATTR_CHECK(info, NETDEV_A_DMABUF_IFINDEX) ||
+	    GENL_REQ_ATTR_CHECK(info, NETDEV_A_DMABUF_FD))
+		return -EINVAL;
+
+	rsp = genlmsg_new(GENLMSG_DEFAULT_SIZE, GFP_KERNEL);
+	if (!rsp)
+		return -ENOMEM;
+	hdr = genlmsg_put(rsp, info->snd_portid, info->snd_seq, &netdev_nl_family,
+			  0, NETDEV_CMD_BIND_TX);
+	if (!hdr) {
+		err = -EMSGSIZE;
+		goto err_free_rsp;
+	}
+
+	rtnl_lock();
+	binding = netdev_nl_bind_tx_locked(info);
+	if (IS_ERR(binding)) {
+		err = PTR_ERR(binding);
+		goto err_unlock;
+	}
+	err = netdev_nl_bind_reply(rsp, hdr, binding, info);
+	rtnl_unlock();
+	return err;
+
 err_unlock:
 	rtnl_unlock();
 err_free_rsp:
@@ -479,6 +563,15 @@ static const struct genl_ops netdev_nl_ops[] = {
 		.policy		= netdev_bind_rx_nl_policy,
 		.maxattr	= NETDEV_A_DMABUF_FD,
 		.flags		= GENL_UNS_ADMIN_PERM,
+	},
+	{
+		/* unprivileged: it only lets the NIC read a dma-buf the
+		 * caller already holds
+		 */
+		.cmd		= NETDEV_CMD_BIND_TX,
+		.doit		= netdev_nl_bind_tx_doit,
+		.policy		= netdev_bind_tx_nl_policy,
+		.maxattr	= NETDEV_A_DMABUF_FD,
 	},
 };
 

@@ -15,6 +15,12 @@
  * Tokens live in the socket's devmem_tokens xarray (see struct tcp_sock),
  * whose lock is taken with BH disabled: a socket can be destroyed, and its
  * tokens given back, in softirq context.
+ *
+ * Transmit: sendmsg(MSG_ZEROCOPY) with a SCM_DEVMEM_DMABUF cmsg naming a
+ * TX binding sends from the dma-buf. Its iovecs are {offset, length}
+ * ranges of the dma-buf; the skbs get fragments pointing at the binding's
+ * net_iovs (net_devmem_zerocopy_fill()) and the driver hands their DMA
+ * addresses to the NIC. tcp_devmem_tx_start() checks the call first.
  */
 
 #include <linux/kernel.h>
@@ -24,6 +30,8 @@
 #include <linux/tcp.h>
 #include <linux/uio.h>
 #include <linux/xarray.h>
+#include <net/dst.h>
+#include <net/inet_sock.h>
 #include <net/netmem.h>
 #include <net/page_pool.h>
 #include <net/sock.h>
@@ -270,4 +278,72 @@ int tcp_devmem_dontneed(struct sock *sk, sockptr_t optval,
 	freed = tcp_devmem_put_ranges(sk, ranges, nranges);
 	kfree(ranges);
 	return freed;
+}
+
+/**
+ * tcp_devmem_tx_start() - check a sendmsg() from device memory
+ * @sk: the TCP socket, locked
+ * @msg: the message; its iovecs are {offset, length} ranges of the dma-buf
+ * @dmabuf_id: the binding id of the SCM_DEVMEM_DMABUF cmsg
+ *
+ * Device memory is only sent as MSG_ZEROCOPY on a socket with SO_ZEROCOPY
+ * (completions tell user space when the NIC is done with the bytes), only
+ * from a TX binding, only within the dma-buf, and only through the device
+ * the binding was made for.
+ *
+ * Return: the binding, held until tcp_devmem_tx_end(); or an ERR_PTR:
+ * -EINVAL for a call that is not a zerocopy send or an id that names no
+ * TX binding, -EFAULT for a range outside the dma-buf, -ENODEV when the
+ * socket's route leaves through another device, -EOPNOTSUPP when that
+ * route cannot send fragments.
+ */
+struct net_devmem_dmabuf_binding *
+tcp_devmem_tx_start(struct sock *sk, struct msghdr *msg, u32 dmabuf_id)
+{
+	struct net_devmem_dmabuf_binding *binding;
+	struct dst_entry *dst;
+	int err;
+
+	if (!(msg->msg_flags & MSG_ZEROCOPY) || !sock_flag(sk, SOCK_ZEROCOPY) ||
+	    msg->msg_ubuf)
+		return ERR_PTR(-EINVAL);
+	/* these paths copy from the iovecs as if they were user memory */
+	if (tcp_sk(sk)->repair || (msg->msg_flags & MSG_FASTOPEN) ||
+	    inet_sk(sk)->defer_connect)
+		return ERR_PTR(-EINVAL);
+
+	binding = net_devmem_get_tx_binding(sock_net(sk), dmabuf_id);
+	if (!binding)
+		return ERR_PTR(-EINVAL);
+
+	err = net_devmem_tx_check_iter(binding, &msg->msg_iter);
+	if (err)
+		goto err_put;
+
+	dst = __sk_dst_get(sk);
+	if (!dst || dst->dev != READ_ONCE(binding->dev)) {
+		err = -ENODEV;
+		goto err_put;
+	}
+	if (!(sk->sk_route_caps & NETIF_F_SG)) {
+		err = -EOPNOTSUPP;
+		goto err_put;
+	}
+	return binding;
+
+err_put:
+	net_devmem_dmabuf_binding_put(binding);
+	return ERR_PTR(err);
+}
+
+/**
+ * tcp_devmem_tx_end() - end a sendmsg() from device memory
+ * @binding: what tcp_devmem_tx_start() returned, or NULL
+ *
+ * The skbs queued keep their own references on the binding.
+ */
+void tcp_devmem_tx_end(struct net_devmem_dmabuf_binding *binding)
+{
+	if (binding)
+		net_devmem_dmabuf_binding_put(binding);
 }

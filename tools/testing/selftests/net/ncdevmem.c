@@ -17,6 +17,21 @@
  * send() calls, shuts the connection down for writing and waits for the
  * server to close it.
  *
+ * Client with -f IFNAME: devmem TX.  Before connecting, the client fills a
+ * udmabuf of -b bytes with the pattern through its mmap and binds it for
+ * transmit on IFNAME (bind-tx; the binding lasts as long as the netlink
+ * socket, which is closed last).  The connection gets SO_ZEROCOPY and the
+ * stream goes out with sendmsg(MSG_ZEROCOPY) calls of up to -z bytes, each
+ * carrying an SCM_DEVMEM_DMABUF cmsg with the binding id and -I iovecs whose
+ * iov_base is a byte offset into the udmabuf (not an address): the call's
+ * bytes split into nearly equal, contiguous pieces.  Stream position i is
+ * sent from udmabuf offset i % L, where L is the largest multiple of the
+ * pattern period (-v) not above -b (-b itself without -v), so the stream
+ * stays continuous when the offset wraps; no call crosses the wrap.  The
+ * MSG_ZEROCOPY completions are reaped from the error queue after every call
+ * and all of them are waited for (ZC_WAIT_SEC at most) before the shutdown.
+ * IFNAME must be the device of the route to the server (else ENODEV).
+ *
  * The pattern: with -v N (2 <= N <= 256) the client sends, and the server
  * checks, the byte (i % N) & 0xff at stream position i (counted from 0).
  * Without -v the client sends zeros and the server checks nothing.
@@ -31,9 +46,15 @@
  * Summary keys (server): bytes_total, bytes_dmabuf, bytes_linear, frags
  * (SCM_DEVMEM_DMABUF fragments, i.e. tokens received), tokens_freed,
  * dontneed_calls, recvmsg_calls, validation_errors, seconds,
- * throughput_mbps.  Client: bytes_sent, seconds, throughput_mbps.
+ * throughput_mbps.  Client: bytes_sent, bytes_devmem_tx (sent from the
+ * udmabuf, 0 without -f), sendmsg_calls (send() or sendmsg() calls that
+ * queued bytes), zc_completions and zc_copied (calls the MSG_ZEROCOPY
+ * notifications reported complete, and of those, reported copied by the
+ * kernel: expected 0), seconds, throughput_mbps.  The client prints its
+ * summary only when everything went well.
  *
- * Exit status: 0 on success, 1 on any failure, 2 on bad usage.
+ * Exit status: 0 on success (zc_copied != 0 included), 1 on any failure,
+ * 2 on bad usage.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -56,6 +77,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <linux/dma-buf.h>
+#include <linux/errqueue.h>
 
 #include "devmem/devmem_lib.h"
 
@@ -63,6 +85,23 @@
 #define DEFAULT_SIZE		(64ULL << 20)
 #define DEFAULT_CHUNK		(64ULL << 10)
 #define MAX_CHUNK		(256ULL << 20)
+
+/* devmem TX: iovecs per sendmsg (-I), and the wait for completions */
+#define MAX_TX_IOVECS		64
+#define ZC_WAIT_SEC		60
+
+/* room for the IP_RECVERR / IPV6_RECVERR cmsg of a zerocopy notification */
+#define ZC_CTRL_LEN		256
+
+#ifndef SO_ZEROCOPY
+#define SO_ZEROCOPY		60
+#endif
+#ifndef SO_EE_ORIGIN_ZEROCOPY
+#define SO_EE_ORIGIN_ZEROCOPY	5
+#endif
+#ifndef SO_EE_CODE_ZEROCOPY_COPIED
+#define SO_EE_CODE_ZEROCOPY_COPIED	1
+#endif
 
 /* recvmsg buffers: linear bytes, and room for this many cmsgs */
 #define RX_IOV_SIZE		(64 << 10)
@@ -93,13 +132,14 @@ struct opts {
 	struct sockaddr_storage cli;	/* -c, with -P (or port 0) */
 	unsigned int srv_port;		/* -p */
 	unsigned int cli_port;		/* -P, 0 if not given */
-	const char *ifname;		/* -f */
+	const char *ifname;		/* -f: server NIC, or client devmem TX */
 	long queue;			/* -q, -1 for the default */
 	long nqueues;			/* -t */
 	unsigned int pattern;		/* -v, 0 without validation */
 	unsigned long long send_bytes;	/* -n */
 	unsigned long long buf_size;	/* -b */
 	unsigned long long chunk;	/* -z */
+	unsigned int niov;		/* -I, iovecs per devmem sendmsg */
 };
 
 static void print_help(FILE *f)
@@ -108,23 +148,25 @@ static void print_help(FILE *f)
 		"usage: ncdevmem -l -f IFNAME -s SERVER_ADDR [-c CLIENT_ADDR -P CLIENT_PORT]\n"
 		"                [-p PORT] [-q QUEUE] [-t NQUEUES] [-b BYTES] [-v N]\n"
 		"       ncdevmem -s SERVER_ADDR [-c CLIENT_ADDR] [-P CLIENT_PORT] [-p PORT]\n"
-		"                [-n BYTES] [-z BYTES] [-v N]\n"
+		"                [-n BYTES] [-z BYTES] [-v N] [-f IFNAME [-b BYTES] [-I N]]\n"
 		"\n"
 		"  -l          server: receive one connection into a udmabuf\n"
 		"  -s ADDR     server address (IPv6, IPv4 or v4-mapped IPv6)\n"
 		"  -c ADDR     client address (client binds to it, server steers on it)\n"
 		"  -p PORT     server port (default %d)\n"
 		"  -P PORT     client port (client binds to it, server steers on it)\n"
-		"  -f IFNAME   server NIC\n"
+		"  -f IFNAME   server: NIC to receive on; client: send with devmem TX\n"
+		"              from a udmabuf bound to IFNAME (the route's device)\n"
 		"  -q QUEUE    first RX queue to bind (default: the last NQUEUES queues)\n"
 		"  -t NQUEUES  number of RX queues to bind (default 1)\n"
 		"  -v N        send / check byte (i %% N) & 0xff at position i, 2..256\n"
 		"  -n BYTES    client: bytes to send (default 64M)\n"
-		"  -b BYTES    server: udmabuf size, page multiple (default 64M)\n"
-		"  -z BYTES    client: bytes per send() (default 64K)\n"
+		"  -b BYTES    udmabuf size, page multiple (default 64M)\n"
+		"  -z BYTES    client: bytes per send() / sendmsg() (default 64K)\n"
+		"  -I N        devmem TX client: iovecs per sendmsg, 1..%d (default 1)\n"
 		"  -h          this help\n"
 		"BYTES take a K, M or G suffix (powers of 1024).\n",
-		DEFAULT_PORT);
+		DEFAULT_PORT, MAX_TX_IOVECS);
 }
 
 static double now_sec(void)
@@ -301,6 +343,11 @@ static int parse_one(struct opts *o, int c, const char *arg)
 		return parse_size(arg, &o->buf_size);
 	case 'z':
 		return parse_size(arg, &o->chunk);
+	case 'I':
+		if (parse_ulong(arg, 1, MAX_TX_IOVECS, &v))
+			return -1;
+		o->niov = v;
+		return 0;
 	}
 	return -1;
 }
@@ -334,6 +381,10 @@ static int check_opts(struct opts *o)
 		fprintf(stderr, "ncdevmem: -z must be 1..%llu\n", MAX_CHUNK);
 		return -1;
 	}
+	if (o->niov != 1 && (o->server || !o->ifname)) {
+		fprintf(stderr, "ncdevmem: -I is for the devmem TX client (-f without -l)\n");
+		return -1;
+	}
 	set_port(&o->srv, o->srv_port);
 	if (!o->have_cli)
 		o->cli.ss_family = o->family;
@@ -353,8 +404,9 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 	o->send_bytes = DEFAULT_SIZE;
 	o->buf_size = DEFAULT_SIZE;
 	o->chunk = DEFAULT_CHUNK;
+	o->niov = 1;
 
-	while ((c = getopt(argc, argv, "ls:c:p:P:f:q:t:v:n:b:z:h")) != -1) {
+	while ((c = getopt(argc, argv, "ls:c:p:P:f:q:t:v:n:b:z:I:h")) != -1) {
 		if (c == 'h')
 			return 1;
 		if (c == '?')
@@ -1263,6 +1315,16 @@ static int client_connect(const struct opts *o)
 	return -1;
 }
 
+/* What the client did, for its summary. */
+struct tx_stats {
+	unsigned long long bytes_sent;
+	unsigned long long bytes_devmem;	/* sent from the udmabuf */
+	unsigned long long calls;		/* calls that queued bytes */
+	unsigned long long zc_completed;	/* calls reported complete */
+	unsigned long long zc_copied;		/* of those, reported copied */
+	unsigned long long enobufs;		/* sendmsg retried after ENOBUFS */
+};
+
 /* Fill @len bytes with the pattern, the first byte having phase @k. */
 static void fill_pattern(unsigned char *p, size_t len, unsigned int k,
 			 unsigned int n)
@@ -1276,7 +1338,8 @@ static void fill_pattern(unsigned char *p, size_t len, unsigned int k,
 	}
 }
 
-static int send_all(int fd, const unsigned char *p, size_t len)
+static int send_all(int fd, const unsigned char *p, size_t len,
+		    struct tx_stats *st)
 {
 	ssize_t n;
 
@@ -1288,6 +1351,8 @@ static int send_all(int fd, const unsigned char *p, size_t len)
 			perror("ncdevmem: send");
 			return -1;
 		}
+		st->calls++;
+		st->bytes_sent += n;
 		p += n;
 		len -= n;
 	}
@@ -1295,7 +1360,7 @@ static int send_all(int fd, const unsigned char *p, size_t len)
 }
 
 /* Send -n bytes of the pattern (zeros without -v) in -z sized chunks. */
-static int send_stream(int fd, const struct opts *o)
+static int send_stream(int fd, const struct opts *o, struct tx_stats *st)
 {
 	unsigned long long pos = 0, phase = ULLONG_MAX;
 	unsigned char *buf;
@@ -1315,12 +1380,400 @@ static int send_stream(int fd, const struct opts *o)
 			phase = pos % o->pattern;
 			fill_pattern(buf, o->chunk, phase, o->pattern);
 		}
-		err = send_all(fd, buf, len);
+		err = send_all(fd, buf, len, st);
 		pos += len;
 	}
 	free(buf);
 	return err;
 }
+
+/* ---- client: devmem TX ------------------------------------------------- */
+
+struct devmem_tx {
+	const struct opts *o;
+	int ifindex;
+	int dmabuf_fd;
+	void *map;
+	struct nl_ctx nl;
+	bool nl_ready;
+	__u32 binding_id;
+	/* stream position i is sent from udmabuf offset i % wrap */
+	unsigned long long wrap;
+};
+
+/*
+ * Fill the whole udmabuf: byte j = (j % N) & 0xff, zeros without -v.  One
+ * period is written byte by byte, then the filled part (always a whole
+ * number of periods) is doubled with memcpy().
+ */
+static void tx_fill(struct devmem_tx *t)
+{
+	size_t len = t->o->buf_size, done, n;
+	unsigned char *p = t->map;
+
+	if (!t->o->pattern) {
+		memset(p, 0, len);
+		return;
+	}
+	done = len < t->o->pattern ? len : t->o->pattern;
+	fill_pattern(p, done, 0, t->o->pattern);
+	while (done < len) {
+		n = len - done < done ? len - done : done;
+		memcpy(p + done, p, n);
+		done += n;
+	}
+}
+
+/* udmabuf of -b bytes, filled, bound for TX on -f through netlink. */
+static int tx_setup(struct devmem_tx *t)
+{
+	const struct opts *o = t->o;
+	char extack[NL_EXTACK_LEN] = "";
+	/* CPU access brackets only on demand, as in rx_one() */
+	bool sync = getenv("NCDEVMEM_SYNC");
+	int err;
+
+	t->ifindex = devmem_ifindex(o->ifname);
+	if (t->ifindex < 0) {
+		fprintf(stderr, "ncdevmem: %s: %s\n", o->ifname,
+			strerror(-t->ifindex));
+		return -1;
+	}
+	t->wrap = o->pattern ? o->buf_size / o->pattern * o->pattern :
+			       o->buf_size;
+	t->dmabuf_fd = udmabuf_create(o->buf_size, NULL);
+	if (t->dmabuf_fd < 0) {
+		fprintf(stderr, "ncdevmem: udmabuf: %s\n",
+			strerror(-t->dmabuf_fd));
+		return -1;
+	}
+	err = udmabuf_map(t->dmabuf_fd, o->buf_size, &t->map);
+	if (err) {
+		t->map = NULL;
+		fprintf(stderr, "ncdevmem: mmap udmabuf: %s\n", strerror(-err));
+		return -1;
+	}
+	if (sync && dmabuf_sync(t->dmabuf_fd, DMA_BUF_SYNC_START |
+					      DMA_BUF_SYNC_WRITE)) {
+		perror("ncdevmem: DMA_BUF_SYNC_START");
+		return -1;
+	}
+	tx_fill(t);
+	if (sync && dmabuf_sync(t->dmabuf_fd, DMA_BUF_SYNC_END |
+					      DMA_BUF_SYNC_WRITE)) {
+		perror("ncdevmem: DMA_BUF_SYNC_END");
+		return -1;
+	}
+
+	err = devmem_nl_open(&t->nl);
+	if (err) {
+		fprintf(stderr, "ncdevmem: netdev netlink: %s\n",
+			strerror(-err));
+		return -1;
+	}
+	t->nl_ready = true;
+	err = devmem_bind_tx(&t->nl, t->ifindex, t->dmabuf_fd,
+			     &t->binding_id, extack, sizeof(extack));
+	if (err) {
+		fprintf(stderr, "ncdevmem: bind-tx: %s%s%s\n", strerror(-err),
+			*extack ? ": " : "", extack);
+		return -1;
+	}
+	fprintf(stderr, "ncdevmem: bound %s for TX, binding id %u\n",
+		o->ifname, t->binding_id);
+	fprintf(stderr, "ncdevmem: udmabuf %llu bytes, wraps at %llu, %u iovec(s) per call\n",
+		o->buf_size, t->wrap, o->niov);
+	return 0;
+}
+
+/* Unmap and close the udmabuf; the netlink socket (the binding) last. */
+static void tx_cleanup(struct devmem_tx *t)
+{
+	if (t->map)
+		udmabuf_unmap(t->map, t->o->buf_size);
+	t->map = NULL;
+	if (t->dmabuf_fd >= 0)
+		close(t->dmabuf_fd);
+	t->dmabuf_fd = -1;
+	if (t->nl_ready)
+		nl_close(&t->nl);
+	t->nl_ready = false;
+}
+
+/*
+ * Read one message of the error queue: a MSG_ZEROCOPY notification for
+ * the calls ee_info..ee_data (inclusive; the kernel merges consecutive
+ * ranges into one message).  Returns the number of calls it completes, 0
+ * when the queue is empty, or -1 on anything unexpected.
+ */
+static long long zc_read_one(int fd, struct tx_stats *st)
+{
+	union {
+		char buf[ZC_CTRL_LEN];
+		struct cmsghdr align;
+	} ctrl;
+	struct msghdr msg = {
+		.msg_control = ctrl.buf,
+		.msg_controllen = sizeof(ctrl.buf),
+	};
+	struct sock_extended_err ee;
+	struct cmsghdr *cm;
+	bool found = false;
+	__u32 count;
+
+	if (recvmsg(fd, &msg, MSG_ERRQUEUE | MSG_DONTWAIT) < 0) {
+		if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
+			return 0;
+		perror("ncdevmem: recvmsg(MSG_ERRQUEUE)");
+		return -1;
+	}
+	if (msg.msg_flags & MSG_CTRUNC) {
+		fprintf(stderr, "ncdevmem: error queue: control data truncated\n");
+		return -1;
+	}
+	for (cm = CMSG_FIRSTHDR(&msg); cm; cm = CMSG_NXTHDR(&msg, cm)) {
+		if ((cm->cmsg_level != SOL_IP || cm->cmsg_type != IP_RECVERR) &&
+		    (cm->cmsg_level != SOL_IPV6 ||
+		     cm->cmsg_type != IPV6_RECVERR))
+			continue;
+		if (cm->cmsg_len < CMSG_LEN(sizeof(ee))) {
+			fprintf(stderr, "ncdevmem: error queue: short cmsg (%zu bytes)\n",
+				(size_t)cm->cmsg_len);
+			return -1;
+		}
+		memcpy(&ee, CMSG_DATA(cm), sizeof(ee));
+		found = true;
+		break;
+	}
+	if (!found) {
+		fprintf(stderr, "ncdevmem: error queue: no IP_RECVERR / IPV6_RECVERR\n");
+		return -1;
+	}
+	if (ee.ee_origin != SO_EE_ORIGIN_ZEROCOPY || ee.ee_errno) {
+		fprintf(stderr, "ncdevmem: error queue: origin %u, errno %u (%s)\n",
+			ee.ee_origin, ee.ee_errno, strerror(ee.ee_errno));
+		return -1;
+	}
+	count = ee.ee_data - ee.ee_info + 1;
+	if (!count || count > st->calls - st->zc_completed) {
+		fprintf(stderr, "ncdevmem: completion of calls %u..%u, %llu of %llu outstanding\n",
+			ee.ee_info, ee.ee_data, st->calls - st->zc_completed,
+			st->calls);
+		return -1;
+	}
+	st->zc_completed += count;
+	if (ee.ee_code & SO_EE_CODE_ZEROCOPY_COPIED)
+		st->zc_copied += count;
+	return count;
+}
+
+/* Empty the error queue without waiting: calls completed, or -1. */
+static long long zc_reap(int fd, struct tx_stats *st)
+{
+	long long n, total = 0;
+
+	do {
+		n = zc_read_one(fd, st);
+		if (n < 0)
+			return -1;
+		total += n;
+	} while (n);
+	return total;
+}
+
+/*
+ * Wait up to @secs seconds until at least @target calls are complete
+ * (the error queue raises POLLERR).  0, or -1 on timeout or error.
+ */
+static int zc_wait(int fd, struct tx_stats *st, unsigned long long target,
+		   int secs)
+{
+	double deadline = now_sec() + secs, left;
+	struct pollfd pfd = { .fd = fd };
+	socklen_t len;
+	long long n;
+	int err;
+
+	while (st->zc_completed < target) {
+		left = deadline - now_sec();
+		if (left <= 0) {
+			fprintf(stderr, "ncdevmem: %llu of %llu calls not completed after %d s\n",
+				st->calls - st->zc_completed, st->calls, secs);
+			return -1;
+		}
+		/* no events: POLLERR, POLLHUP and POLLNVAL come anyway */
+		pfd.events = 0;
+		pfd.revents = 0;
+		if (poll(&pfd, 1, (int)(left * 1000) + 1) < 0) {
+			if (errno == EINTR)
+				continue;
+			perror("ncdevmem: poll");
+			return -1;
+		}
+		n = zc_reap(fd, st);
+		if (n < 0)
+			return -1;
+		if (n || !pfd.revents)
+			continue;
+		/* woken up, nothing on the error queue: did the socket fail? */
+		err = 0;
+		len = sizeof(err);
+		if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len))
+			err = errno;
+		if (err || (pfd.revents & (POLLHUP | POLLNVAL))) {
+			fprintf(stderr, "ncdevmem: connection lost, %llu calls not completed: %s\n",
+				st->calls - st->zc_completed,
+				err ? strerror(err) : "closed");
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/*
+ * One sendmsg(MSG_ZEROCOPY) of the @len bytes at udmabuf offset @off, in
+ * up to -I contiguous iovecs of nearly equal length.
+ */
+static ssize_t tx_sendmsg(int fd, const struct devmem_tx *t,
+			  unsigned long long off, size_t len)
+{
+	struct iovec iov[MAX_TX_IOVECS];
+	union {
+		char buf[CMSG_SPACE(sizeof(__u32))];
+		struct cmsghdr align;
+	} ctrl;
+	struct msghdr msg = {
+		.msg_iov = iov,
+		.msg_control = ctrl.buf,
+		.msg_controllen = sizeof(ctrl.buf),
+	};
+	struct cmsghdr *cm;
+	size_t piece, extra;
+	unsigned int i, n;
+
+	n = len < t->o->niov ? len : t->o->niov;
+	piece = len / n;
+	extra = len % n;
+	for (i = 0; i < n; i++) {
+		/* an offset into the dma-buf, not an address */
+		iov[i].iov_base = (void *)(uintptr_t)off;
+		iov[i].iov_len = piece + (i < extra);
+		off += iov[i].iov_len;
+	}
+	msg.msg_iovlen = n;
+
+	memset(&ctrl, 0, sizeof(ctrl));
+	cm = CMSG_FIRSTHDR(&msg);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_DEVMEM_DMABUF;
+	cm->cmsg_len = CMSG_LEN(sizeof(__u32));
+	memcpy(CMSG_DATA(cm), &t->binding_id, sizeof(__u32));
+
+	return sendmsg(fd, &msg, MSG_ZEROCOPY | MSG_NOSIGNAL);
+}
+
+static void tx_send_error(const struct devmem_tx *t, int err,
+			  unsigned long long off, size_t len)
+{
+	const char *hint = "";
+
+	switch (err) {
+	case EINVAL:
+		hint = " (no devmem TX in this kernel, or the binding is gone?)";
+		break;
+	case ENODEV:
+		hint = " (the route to the server does not go through -f)";
+		break;
+	case EFAULT:
+		hint = " (offset beyond the dma-buf?)";
+		break;
+	case EOPNOTSUPP:
+		hint = " (the route's device cannot send fragments?)";
+		break;
+	}
+	fprintf(stderr, "ncdevmem: sendmsg of %zu bytes at offset %llu, binding %u: %s%s\n",
+		len, off, t->binding_id, strerror(err), hint);
+}
+
+/*
+ * sendmsg said ENOBUFS: the socket's option memory, which holds the
+ * notifications in flight and unread, is full.  Wait for a completion,
+ * or a moment if none is outstanding; -1 once that lasted ZC_WAIT_SEC.
+ */
+static int tx_enobufs(int fd, struct tx_stats *st, double *since)
+{
+	double now = now_sec();
+
+	st->enobufs++;
+	if (!*since)
+		*since = now;
+	if (now - *since > ZC_WAIT_SEC) {
+		fprintf(stderr, "ncdevmem: sendmsg: %s for %d s\n",
+			strerror(ENOBUFS), ZC_WAIT_SEC);
+		return -1;
+	}
+	if (st->zc_completed < st->calls)
+		return zc_wait(fd, st, st->zc_completed + 1, ZC_WAIT_SEC);
+	usleep(1000);
+	return 0;
+}
+
+/*
+ * Send -n bytes from the udmabuf in calls of at most -z bytes that do not
+ * cross the wrap, reaping completions as they come, then wait for all.
+ */
+static int send_stream_devmem(int fd, struct devmem_tx *t,
+			      struct tx_stats *st)
+{
+	const struct opts *o = t->o;
+	unsigned long long pos = 0, off, len;
+	double enobufs_since = 0;
+	int one = 1;
+	ssize_t ret;
+
+	if (setsockopt(fd, SOL_SOCKET, SO_ZEROCOPY, &one, sizeof(one))) {
+		perror("ncdevmem: SO_ZEROCOPY");
+		return -1;
+	}
+	while (pos < o->send_bytes) {
+		off = pos % t->wrap;
+		len = o->send_bytes - pos;
+		if (len > o->chunk)
+			len = o->chunk;
+		if (len > t->wrap - off)
+			len = t->wrap - off;
+		ret = tx_sendmsg(fd, t, off, len);
+		if (ret < 0 && errno == EINTR)
+			continue;
+		if (ret < 0 && errno == ENOBUFS) {
+			if (tx_enobufs(fd, st, &enobufs_since))
+				return -1;
+			continue;
+		}
+		if (ret <= 0 || (unsigned long long)ret > len) {
+			if (ret < 0)
+				tx_send_error(t, errno, off, len);
+			else
+				fprintf(stderr, "ncdevmem: sendmsg of %llu bytes returned %zd\n",
+					len, ret);
+			return -1;
+		}
+		enobufs_since = 0;
+		/* the kernel numbered this call st->calls */
+		st->calls++;
+		st->bytes_sent += ret;
+		st->bytes_devmem += ret;
+		pos += ret;
+		if (zc_reap(fd, st) < 0)
+			return -1;
+	}
+	if (st->enobufs)
+		fprintf(stderr, "ncdevmem: %llu sendmsg calls waited for completions (ENOBUFS)\n",
+			st->enobufs);
+	return zc_wait(fd, st, st->calls, ZC_WAIT_SEC);
+}
+
+/* ---- client: main ------------------------------------------------------ */
 
 /* After SHUT_WR: read (and drop) until the server closes. */
 static int wait_close(int fd)
@@ -1338,16 +1791,45 @@ static int wait_close(int fd)
 	return 0;
 }
 
+static void print_tx_stats(const struct tx_stats *st, double secs)
+{
+	printf("bytes_sent: %llu\n", st->bytes_sent);
+	printf("bytes_devmem_tx: %llu\n", st->bytes_devmem);
+	printf("sendmsg_calls: %llu\n", st->calls);
+	printf("zc_completions: %llu\n", st->zc_completed);
+	printf("zc_copied: %llu\n", st->zc_copied);
+	printf("seconds: %.3f\n", secs);
+	printf("throughput_mbps: %.2f\n", mbps(st->bytes_sent, secs));
+	fflush(stdout);
+}
+
 static int client_main(const struct opts *o)
 {
+	struct tx_stats st;
+	struct devmem_tx t;
 	double start, secs;
 	int fd, err;
 
-	fd = client_connect(o);
-	if (fd < 0)
+	memset(&st, 0, sizeof(st));
+	memset(&t, 0, sizeof(t));
+	t.o = o;
+	t.dmabuf_fd = -1;
+
+	/* the udmabuf is filled and bound before the clock starts */
+	if (o->ifname && tx_setup(&t)) {
+		tx_cleanup(&t);
 		return 1;
+	}
+	fd = client_connect(o);
+	if (fd < 0) {
+		tx_cleanup(&t);
+		return 1;
+	}
 	start = now_sec();
-	err = send_stream(fd, o);
+	if (o->ifname)
+		err = send_stream_devmem(fd, &t, &st);
+	else
+		err = send_stream(fd, o, &st);
 	if (!err && shutdown(fd, SHUT_WR)) {
 		perror("ncdevmem: shutdown");
 		err = -1;
@@ -1356,11 +1838,13 @@ static int client_main(const struct opts *o)
 		err = wait_close(fd);
 	secs = now_sec() - start;
 	close(fd);
+	tx_cleanup(&t);
 	if (err)
 		return 1;
-	printf("bytes_sent: %llu\n", o->send_bytes);
-	printf("seconds: %.3f\n", secs);
-	printf("throughput_mbps: %.2f\n", mbps(o->send_bytes, secs));
+	if (st.zc_copied)
+		fprintf(stderr, "ncdevmem: warning: %llu of %llu calls reported copied\n",
+			st.zc_copied, st.zc_completed);
+	print_tx_stats(&st, secs);
 	return 0;
 }
 
