@@ -295,7 +295,7 @@ int tcp_devmem_dontneed(struct sock *sk, sockptr_t optval,
  * -EINVAL for a call that is not a zerocopy send or an id that names no
  * TX binding, -EFAULT for a range outside the dma-buf, -ENODEV when the
  * socket's route leaves through another device, -EOPNOTSUPP when that
- * route cannot send fragments.
+ * device has scatter-gather turned off.
  */
 struct net_devmem_dmabuf_binding *
 tcp_devmem_tx_start(struct sock *sk, struct msghdr *msg, u32 dmabuf_id)
@@ -325,7 +325,10 @@ tcp_devmem_tx_start(struct sock *sk, struct msghdr *msg, u32 dmabuf_id)
 		err = -ENODEV;
 		goto err_put;
 	}
-	if (!(sk->sk_route_caps & NETIF_F_SG)) {
+	/* TCP route caps always claim SG (software GSO): ask the device,
+	 * which would otherwise linearize, i.e. drop, every skb
+	 */
+	if (!(READ_ONCE(dst->dev->features) & NETIF_F_SG)) {
 		err = -EOPNOTSUPP;
 		goto err_put;
 	}

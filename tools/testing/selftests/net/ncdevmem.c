@@ -93,15 +93,6 @@
 /* room for the IP_RECVERR / IPV6_RECVERR cmsg of a zerocopy notification */
 #define ZC_CTRL_LEN		256
 
-#ifndef SO_ZEROCOPY
-#define SO_ZEROCOPY		60
-#endif
-#ifndef SO_EE_ORIGIN_ZEROCOPY
-#define SO_EE_ORIGIN_ZEROCOPY	5
-#endif
-#ifndef SO_EE_CODE_ZEROCOPY_COPIED
-#define SO_EE_CODE_ZEROCOPY_COPIED	1
-#endif
 
 /* recvmsg buffers: linear bytes, and room for this many cmsgs */
 #define RX_IOV_SIZE		(64 << 10)

@@ -9,6 +9,11 @@
 # - tcpdump on the server NIC captures headers only;
 # - loss, reordering and duplication (netem on the client) still deliver
 #   the right bytes;
+# - a client sending with devmem TX (from a udmabuf bound to its NIC, three
+#   iovecs per sendmsg, odd chunk size) into a steered devmem RX flow: every
+#   byte sent from device memory, every sendmsg completed, none copied; and
+#   with loss on the client's egress, the retransmissions resend the right
+#   bytes;
 # - killing the receiver mid-stream unbinds the queue, and the next run
 #   binds it again.
 
@@ -17,6 +22,8 @@ NCDEVMEM=$(realpath "$(dirname "$0")")/ncdevmem
 PORT=5401
 PLAIN_PORT=5402
 CLI_PORT=40001
+# the devmem TX flow's own 4-tuple: CLI_PORT's are in TIME_WAIT by then
+TX_CLI_PORT=40002
 PATTERN=251
 ret=0
 
@@ -25,6 +32,7 @@ cleanup()
 {
 	ip netns pids "$SRV_NS" 2>/dev/null | xargs -r kill -9 2>/dev/null
 	ip netns pids "$CLI_NS" 2>/dev/null | xargs -r kill -9 2>/dev/null
+	[ -n "${CLI_IF:-}" ] && tc -n "$CLI_NS" qdisc del dev "$CLI_IF" root 2>/dev/null
 	# a SIGKILLed ncdevmem could not undo its device settings
 	if [ -n "${SRV_IF:-}" ]; then
 		ip netns exec "$SRV_NS" ethtool -N "$SRV_IF" delete 0 2>/dev/null
@@ -88,6 +96,36 @@ check_server()
 	[ "$errors" = 0 ] || fail "$what: $errors bytes differ from the pattern"
 	[ "${dmabuf:-0}" -gt $((bytes * 9 / 10)) ] ||
 		fail "$what: only $dmabuf bytes went into the dma-buf"
+}
+
+# Check a devmem TX client's summary: all bytes sent from the udmabuf, and
+# every sendmsg reported complete by MSG_ZEROCOPY, none as copied.
+check_tx_client()
+{
+	local what=$1 bytes=$2 sent devmem calls completed copied
+
+	sent=$(summary "$tmp/cli.out" bytes_sent)
+	devmem=$(summary "$tmp/cli.out" bytes_devmem_tx)
+	calls=$(summary "$tmp/cli.out" sendmsg_calls)
+	completed=$(summary "$tmp/cli.out" zc_completions)
+	copied=$(summary "$tmp/cli.out" zc_copied)
+	echo "$what: client sent $sent bytes, $devmem from device memory," \
+	     "$calls sendmsg calls, $completed completed, $copied copied," \
+	     "$(summary "$tmp/cli.out" throughput_mbps) Mbit/s"
+	[ "$sent" = "$bytes" ] || fail "$what: client sent $sent of $bytes bytes"
+	[ -n "$devmem" ] && [ "$devmem" = "$sent" ] ||
+		fail "$what: $devmem of $sent bytes sent from device memory"
+	[ "${calls:-0}" -gt 0 ] && [ "$completed" = "$calls" ] ||
+		fail "$what: $completed of $calls sendmsg calls completed"
+	[ "$copied" = 0 ] || fail "$what: $copied sendmsg calls reported copied"
+}
+
+# TcpRetransSegs of the client namespace (/proc/net/snmp is per netns).
+cli_retrans()
+{
+	ip netns exec "$CLI_NS" awk '$1 == "Tcp:" {
+		if (!col) { for (i = 2; i <= NF; i++) if ($i == "RetransSegs") col = i }
+		else print $col }' /proc/net/snmp
 }
 
 # A steered devmem flow and, at the same time, a plain flow on queue 0.
@@ -168,6 +206,49 @@ netem_flow()
 	ip netns exec "$CLI_NS" nstat -az TcpRetransSegs 2>/dev/null | tail -1
 }
 
+# devmem TX into a steered devmem RX flow: the client sends from a udmabuf
+# bound to its NIC, 3 iovecs per sendmsg, 61K per call (calls start
+# anywhere in the pattern period and in the page).
+devmem_tx_flow()
+{
+	local family=$1 srv=$2 cli=$3 bytes=$((32 << 20)) rc
+
+	ncd_server -s "$srv" -c "$cli" -P "$TX_CLI_PORT" -q 1 ||
+		{ fail "$family devmem TX: server did not start"; return; }
+	ncd_client -s "$srv" -c "$cli" -P "$TX_CLI_PORT" -n "$bytes" \
+		-f "$CLI_IF" -I 3 -z 61K ||
+		{ cat "$tmp/cli.err"; fail "$family devmem TX: client failed"; }
+	wait "$srv_pid"; rc=$?
+	check_server "$family devmem TX" "$bytes" "$rc"
+	check_tx_client "$family devmem TX" "$bytes"
+}
+
+# devmem TX with 3% loss on the client's egress: retransmitted segments
+# come from the udmabuf again and must carry the right bytes.
+netem_tx_flow()
+{
+	local bytes=$((16 << 20)) before after rc
+
+	before=$(cli_retrans)
+	tc -n "$CLI_NS" qdisc replace dev "$CLI_IF" root netem loss 3% ||
+		{ fail "netem TX: tc failed"; return; }
+	if ! ncd_server -s "$SRV_ADDR4"; then
+		tc -n "$CLI_NS" qdisc del dev "$CLI_IF" root
+		fail "netem TX: server did not start"
+		return
+	fi
+	ncd_client -s "$SRV_ADDR4" -n "$bytes" -f "$CLI_IF" -I 3 -z 61K ||
+		{ cat "$tmp/cli.err"; fail "netem TX: client failed"; }
+	wait "$srv_pid"; rc=$?
+	tc -n "$CLI_NS" qdisc del dev "$CLI_IF" root
+	after=$(cli_retrans)
+	check_server "netem TX" "$bytes" "$rc"
+	check_tx_client "netem TX" "$bytes"
+	echo "netem TX: client TcpRetransSegs +$((${after:-0} - ${before:-0}))"
+	[ "${after:-0}" -gt "${before:-0}" ] ||
+		fail "netem TX: nothing was retransmitted"
+}
+
 # SIGKILL the receiver mid-stream: the queue is unbound; binding again works.
 kill_receiver()
 {
@@ -224,8 +305,10 @@ steered_flow IPv6 "$SRV_ADDR6" "$CLI_ADDR6" \
 	"TCP6-LISTEN:$PLAIN_PORT,reuseaddr" "TCP6:[$SRV_ADDR6]:$PLAIN_PORT"
 steered_flow IPv4 "$SRV_ADDR4" "$CLI_ADDR4" \
 	"TCP4-LISTEN:$PLAIN_PORT,reuseaddr" "TCP4:$SRV_ADDR4:$PLAIN_PORT"
+devmem_tx_flow IPv6 "$SRV_ADDR6" "$CLI_ADDR6"
 capture_headers_only
 netem_flow
+netem_tx_flow
 kill_receiver
 redirect_drops_device_memory
 

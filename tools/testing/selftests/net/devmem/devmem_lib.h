@@ -73,6 +73,16 @@
 #ifndef MSG_ZEROCOPY
 #define MSG_ZEROCOPY		0x4000000
 #endif
+/* MSG_ZEROCOPY completions (linux/errqueue.h, asm/socket.h) */
+#ifndef SO_ZEROCOPY
+#define SO_ZEROCOPY		60
+#endif
+#ifndef SO_EE_ORIGIN_ZEROCOPY
+#define SO_EE_ORIGIN_ZEROCOPY	5
+#endif
+#ifndef SO_EE_CODE_ZEROCOPY_COPIED
+#define SO_EE_CODE_ZEROCOPY_COPIED	1
+#endif
 
 #if !DEVMEM_HAVE_UIO_DMABUF
 /* One SCM_DEVMEM_DMABUF (or SCM_DEVMEM_LINEAR) cmsg: 24 bytes. */
