@@ -36,6 +36,7 @@ struct sk_buff;
  * @direction: DMA_FROM_DEVICE (RX) or DMA_TO_DEVICE (TX)
  * @dev: the network device, or NULL once it is gone (then nothing is
  *	mapped any more)
+ * @dev_tracker: tracks the reference held on @dev
  * @chunk_pool: RX: free pages of the dma-buf, one chunk per scatter entry
  * @tx_vec: TX: the net_iov of every page of the dma-buf, by page index
  * @chunk_owners: the chunks' struct dmabuf_genpool_chunk_owner, to free
@@ -53,6 +54,8 @@ struct sk_buff;
  *	socket is released
  * @size: bytes of the dma-buf that are mapped
  * @num_pages: @size in pages
+ * @rcu: frees the binding after an RCU grace period (lookups by id run
+ *	under RCU)
  *
  * Locking: @dev, @bound_rxqs, @owner_net and @owner_portid change under
  * RTNL only; the transmit path reads @dev with READ_ONCE() (it only
