@@ -93,7 +93,6 @@
 /* room for the IP_RECVERR / IPV6_RECVERR cmsg of a zerocopy notification */
 #define ZC_CTRL_LEN		256
 
-
 /* recvmsg buffers: linear bytes, and room for this many cmsgs */
 #define RX_IOV_SIZE		(64 << 10)
 #define RX_MAX_CMSGS		1024
