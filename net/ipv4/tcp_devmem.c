@@ -203,36 +203,35 @@ int tcp_devmem_recv_skb(struct sock *sk, const struct sk_buff *skb,
 	return done ? done : err;
 }
 
-/* Give back one token: true if it was handed out. */
-static bool tcp_devmem_put_token(struct sock *sk, u32 token)
-{
-	struct net_iov *niov = xa_erase_bh(&tcp_sk(sk)->devmem_tokens, token);
-
-	if (!niov)
-		return false;
-	net_iov_put(niov);
-	return true;
-}
-
 /* Free the tokens of @ranges, looking at no more than the per-call limit
- * of tokens whatever the counts say; returns how many were freed.
+ * of tokens whatever the counts say; returns how many were freed. The
+ * table is locked once for the whole call, not once a token.
  */
 static int tcp_devmem_put_ranges(struct sock *sk,
 				 const struct dmabuf_token *ranges,
 				 unsigned int nranges)
 {
+	struct xarray *tokens = &tcp_sk(sk)->devmem_tokens;
 	unsigned int budget = TCP_DEVMEM_DONTNEED_MAX_TOKENS;
 	unsigned int i, freed = 0;
+	struct net_iov *niov;
 
+	xa_lock_bh(tokens);
 	for (i = 0; i < nranges && budget; i++) {
 		u64 token = ranges[i].token_start;
 		u64 end = token + ranges[i].token_count;
 
 		/* Tokens are below 2^31: the rest of the range is empty. */
 		end = min_t(u64, end, (u64)U32_MAX + 1);
-		for (; token < end && budget; token++, budget--)
-			freed += tcp_devmem_put_token(sk, token);
+		for (; token < end && budget; token++, budget--) {
+			niov = __xa_erase(tokens, token);
+			if (niov) {
+				net_iov_put(niov);
+				freed++;
+			}
+		}
 	}
+	xa_unlock_bh(tokens);
 	return freed;
 }
 

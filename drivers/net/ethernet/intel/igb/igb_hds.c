@@ -274,7 +274,7 @@ int igb_hds_clean_rx_irq(struct igb_q_vector *q_vector, const int budget)
 	struct igb_ring *ring = q_vector->rx.ring;
 	unsigned int total_bytes = 0, total_packets = 0;
 	unsigned int devmem_frames = 0;
-	u16 cleaned = 0;
+	u16 unused;
 
 	while (likely(total_packets < budget)) {
 		union e1000_adv_rx_desc *rx_desc, wb;
@@ -306,7 +306,6 @@ int igb_hds_clean_rx_irq(struct igb_q_vector *q_vector, const int budget)
 		ring->rx_netmem[ntc] = 0;
 		if (++ring->next_to_clean == ring->count)
 			ring->next_to_clean = 0;
-		cleaned++;
 
 		if (!(staterr & E1000_RXD_STAT_EOP)) {
 			/* frames span one descriptor: the MTU is bounded */
@@ -355,8 +354,13 @@ int igb_hds_clean_rx_irq(struct igb_q_vector *q_vector, const int budget)
 	q_vector->rx.total_packets += total_packets;
 	q_vector->rx.total_bytes += total_bytes;
 
-	if (cleaned)
-		igb_hds_alloc_rx_buffers(ring, igb_desc_unused(ring));
+	/* Every poll refills what is unused, not just what it cleaned: a
+	 * ring the provider left empty gets no more frames, so no more
+	 * interrupts of its own, and fills again on the watchdog's.
+	 */
+	unused = igb_desc_unused(ring);
+	if (unused)
+		igb_hds_alloc_rx_buffers(ring, unused);
 	return total_packets;
 }
 

@@ -26,6 +26,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -808,6 +809,64 @@ TEST_F_TIMEOUT(devmem_rx, zerocopy_receive_maps_nothing, FLOW_TIMEOUT)
 	ASSERT_EQ(0, devmem_recv_all(self->fd, self->map, &st, o.bytes, false));
 	EXPECT_EQ(o.bytes, st.pos);
 	EXPECT_EQ(0, st.bad);
+}
+
+/* Times the page pools of the NIC found their provider empty. */
+static long pp_alloc_fails(const char *ifname)
+{
+	char cmd[128], line[256];
+	long sum = 0, v;
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd), "ethtool -S %s", ifname);
+	f = popen(cmd, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, " rx_queue_%*u_pp_alloc_fail: %ld", &v) == 1)
+			sum += v;
+	pclose(f);
+	return sum;
+}
+
+/* Hold every token until the dma-buf runs out: the ring empties and the
+ * flow stalls. Once the tokens are back the ring must fill again on its
+ * own (no frame comes in to trigger it) and the stream end intact.
+ */
+TEST_F_TIMEOUT(devmem_rx, provider_runs_dry_and_recovers, FLOW_TIMEOUT)
+{
+	struct client_opts o = { .bytes = 48 << 20, .chunk = 64 << 10 };
+	struct timeval stall = { .tv_sec = 5 }, wait = { .tv_sec = 60 };
+	struct rx_state st = {};
+	long fails, held;
+	void *buf = malloc(IOV_LEN);
+	ssize_t r;
+
+	ASSERT_NE(NULL, buf);
+	fails = pp_alloc_fails(self->ifname);
+	ASSERT_LE(0, fails);
+	ASSERT_LE(0, start_flow(_metadata, self, &o));
+	ASSERT_EQ(0, setsockopt(self->fd, SOL_SOCKET, SO_RCVTIMEO, &stall,
+				sizeof(stall)));
+	do
+		r = devmem_recv(self->fd, self->map, buf, &st, 0);
+	while (r > 0);
+	ASSERT_EQ(-EAGAIN, r) TH_LOG("recvmsg: %s", strerror(-r));
+	held = st.ntokens;
+	TH_LOG("stalled after %zu bytes, %ld tokens held", st.pos, held);
+	/* the whole dma-buf is with us, but for the ring's share */
+	EXPECT_LT(DMABUF_SIZE / 4096 / 2, held);
+	EXPECT_LT(fails, pp_alloc_fails(self->ifname));
+
+	EXPECT_EQ(held, free_tokens(self->fd, &st));
+	ASSERT_EQ(0, setsockopt(self->fd, SOL_SOCKET, SO_RCVTIMEO, &wait,
+				sizeof(wait)));
+	ASSERT_EQ(0, devmem_recv_all(self->fd, self->map, &st, o.bytes, false));
+	EXPECT_EQ(o.bytes, st.pos);
+	EXPECT_EQ(0, st.bad);
+	EXPECT_EQ(0, finish_flow(self));
+	free(st.tokens);
+	free(buf);
 }
 
 TEST_HARNESS_MAIN
