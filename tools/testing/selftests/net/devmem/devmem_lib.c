@@ -46,10 +46,16 @@
 /* Request building                                                         */
 /* ---------------------------------------------------------------------- */
 
-/*
- * nl_msg_init - start a generic netlink request: nlmsghdr (type @family_id,
- * NLM_F_REQUEST | @flags) and genlmsghdr (@cmd, @version).  Sequence number
- * and length are filled in by nl_request().
+/**
+ * nl_msg_init - start a generic netlink request
+ * @m: the request to build
+ * @family_id: generic netlink family id (nlmsg_type)
+ * @cmd: genlmsghdr command
+ * @version: genlmsghdr version
+ * @flags: NLM_F_* flags besides NLM_F_REQUEST (NLM_F_DUMP for a dump)
+ *
+ * Writes the nlmsghdr and the genlmsghdr and clears the sticky error.
+ * The sequence number and the length are filled in by nl_request().
  */
 void nl_msg_init(struct nl_msg *m, __u16 family_id, __u8 cmd, __u8 version,
 		 __u16 flags)
@@ -67,9 +73,15 @@ void nl_msg_init(struct nl_msg *m, __u16 family_id, __u8 cmd, __u8 version,
 	m->err = 0;
 }
 
-/*
- * nl_msg_init_family - nl_msg_init() for the family that @nl was opened
- * for, with the version the kernel reported for it.
+/**
+ * nl_msg_init_family - start a request for the family @nl was opened for
+ * @m: the request to build
+ * @nl: context whose family_id and version are used
+ * @cmd: genlmsghdr command
+ * @flags: NLM_F_* flags besides NLM_F_REQUEST
+ *
+ * nl_msg_init() with the family id and the version the kernel reported
+ * when nl_open() resolved the family.
  */
 void nl_msg_init_family(struct nl_msg *m, const struct nl_ctx *nl, __u8 cmd,
 			__u16 flags)
@@ -77,9 +89,17 @@ void nl_msg_init_family(struct nl_msg *m, const struct nl_ctx *nl, __u8 cmd,
 	nl_msg_init(m, nl->family_id, cmd, nl->version, flags);
 }
 
-/*
- * nl_put - append attribute @type with @len bytes of @data (padding zeroed).
- * Returns 0, or -EMSGSIZE (also kept in m->err) when it does not fit.
+/**
+ * nl_put - append an attribute
+ * @m: the request
+ * @type: attribute type (NLA_F_* flags allowed)
+ * @data: payload, may be NULL when @len is 0
+ * @len: payload length
+ *
+ * The padding up to the next attribute is zeroed.  After a first error
+ * nothing more is written.
+ *
+ * Return: 0, or -EMSGSIZE (also kept in m->err) when it does not fit.
  */
 int nl_put(struct nl_msg *m, __u16 type, const void *data, size_t len)
 {
@@ -103,46 +123,90 @@ int nl_put(struct nl_msg *m, __u16 type, const void *data, size_t len)
 	return 0;
 }
 
-/* nl_put_flag - append a zero-length (NLA_FLAG) attribute. */
+/**
+ * nl_put_flag - append a zero-length (NLA_FLAG) attribute
+ * @m: the request
+ * @type: attribute type
+ *
+ * Return: 0 or -EMSGSIZE, as nl_put().
+ */
 int nl_put_flag(struct nl_msg *m, __u16 type)
 {
 	return nl_put(m, type, NULL, 0);
 }
 
-/* nl_put_u8 - append a u8 attribute. */
+/**
+ * nl_put_u8 - append a u8 attribute
+ * @m: the request
+ * @type: attribute type
+ * @val: value
+ *
+ * Return: 0 or -EMSGSIZE, as nl_put().
+ */
 int nl_put_u8(struct nl_msg *m, __u16 type, __u8 val)
 {
 	return nl_put(m, type, &val, sizeof(val));
 }
 
-/* nl_put_u16 - append a u16 attribute (host byte order). */
+/**
+ * nl_put_u16 - append a u16 attribute in host byte order
+ * @m: the request
+ * @type: attribute type
+ * @val: value
+ *
+ * Return: 0 or -EMSGSIZE, as nl_put().
+ */
 int nl_put_u16(struct nl_msg *m, __u16 type, __u16 val)
 {
 	return nl_put(m, type, &val, sizeof(val));
 }
 
-/* nl_put_u32 - append a u32 attribute (host byte order). */
+/**
+ * nl_put_u32 - append a u32 attribute in host byte order
+ * @m: the request
+ * @type: attribute type
+ * @val: value
+ *
+ * Return: 0 or -EMSGSIZE, as nl_put().
+ */
 int nl_put_u32(struct nl_msg *m, __u16 type, __u32 val)
 {
 	return nl_put(m, type, &val, sizeof(val));
 }
 
-/* nl_put_u64 - append a u64 attribute (host byte order). */
+/**
+ * nl_put_u64 - append a u64 attribute in host byte order
+ * @m: the request
+ * @type: attribute type
+ * @val: value
+ *
+ * Return: 0 or -EMSGSIZE, as nl_put().
+ */
 int nl_put_u64(struct nl_msg *m, __u16 type, __u64 val)
 {
 	return nl_put(m, type, &val, sizeof(val));
 }
 
-/* nl_put_str - append a NUL-terminated string attribute. */
+/**
+ * nl_put_str - append a NUL-terminated string attribute
+ * @m: the request
+ * @type: attribute type
+ * @str: the string, sent with its NUL
+ *
+ * Return: 0 or -EMSGSIZE, as nl_put().
+ */
 int nl_put_str(struct nl_msg *m, __u16 type, const char *str)
 {
 	return nl_put(m, type, str, strlen(str) + 1);
 }
 
-/*
- * nl_nest_start - open nested attribute @type (NLA_F_NESTED is set, as
- * strict validation wants).  Returns the nest to pass to nl_nest_end(), or
- * NULL when the message is full (m->err is then set).
+/**
+ * nl_nest_start - open a nested attribute
+ * @m: the request
+ * @type: attribute type; NLA_F_NESTED is added, as strict validation wants
+ *
+ * Return: the nest to pass to nl_nest_end(), or NULL when the message is
+ * full (m->err is then set).
  */
 struct nlattr *nl_nest_start(struct nl_msg *m, __u16 type)
 {
@@ -153,9 +217,15 @@ struct nlattr *nl_nest_start(struct nl_msg *m, __u16 type)
 	return (struct nlattr *)(m->buf + off);
 }
 
-/*
- * nl_nest_end - close @nest: its length now covers everything appended
- * since nl_nest_start().  Returns 0 or a negative errno.
+/**
+ * nl_nest_end - close a nested attribute
+ * @m: the request
+ * @nest: what nl_nest_start() returned
+ *
+ * The nest's length then covers everything appended since it was opened.
+ *
+ * Return: 0, the sticky error of @m, -EINVAL for a NULL @nest, or
+ * -EMSGSIZE when the nest grew beyond 64 KiB.
  */
 int nl_nest_end(struct nl_msg *m, struct nlattr *nest)
 {
@@ -178,10 +248,13 @@ int nl_nest_end(struct nl_msg *m, struct nlattr *nest)
 /* Answer parsing                                                           */
 /* ---------------------------------------------------------------------- */
 
-/*
- * nl_genl_attrs - the attributes of a generic netlink message: returns
- * their start and sets *@len, or returns NULL (*@len = 0) if @nlh is too
- * short to hold a genlmsghdr.
+/**
+ * nl_genl_attrs - the attributes of a generic netlink message
+ * @nlh: the message
+ * @len: set to the length of the attributes (0 on failure)
+ *
+ * Return: the first attribute, or NULL if @nlh is too short to hold a
+ * genlmsghdr.
  */
 const void *nl_genl_attrs(const struct nlmsghdr *nlh, size_t *len)
 {
@@ -193,9 +266,12 @@ const void *nl_genl_attrs(const struct nlmsghdr *nlh, size_t *len)
 	return (const char *)nlh + NLMSG_HDRLEN + GENL_HDRLEN;
 }
 
-/*
- * nl_attr_ok - true if an attribute header and its whole payload fit in
- * the @rem bytes that start at @a.
+/**
+ * nl_attr_ok - check that a whole attribute is there
+ * @a: the attribute
+ * @rem: bytes left from @a to the end of the buffer
+ *
+ * Return: true if the header of @a and its whole payload fit in @rem.
  */
 bool nl_attr_ok(const struct nlattr *a, ptrdiff_t rem)
 {
@@ -203,34 +279,59 @@ bool nl_attr_ok(const struct nlattr *a, ptrdiff_t rem)
 	       a->nla_len <= rem;
 }
 
-/* nl_attr_next - the attribute after @a (check it with nl_attr_ok()). */
+/**
+ * nl_attr_next - the attribute after @a
+ * @a: an attribute that passed nl_attr_ok()
+ *
+ * Return: the next attribute, to be checked with nl_attr_ok().
+ */
 const struct nlattr *nl_attr_next(const struct nlattr *a)
 {
 	return (const struct nlattr *)((const char *)a + NLA_ALIGN(a->nla_len));
 }
 
-/* nl_attr_type - type of @a without the NLA_F_NESTED/BYTEORDER flags. */
+/**
+ * nl_attr_type - type of an attribute
+ * @a: the attribute
+ *
+ * Return: the type without the NLA_F_NESTED / NLA_F_NET_BYTEORDER flags.
+ */
 int nl_attr_type(const struct nlattr *a)
 {
 	return a->nla_type & NLA_TYPE_MASK;
 }
 
-/* nl_attr_data - payload of @a. */
+/**
+ * nl_attr_data - payload of an attribute
+ * @a: the attribute
+ *
+ * Return: the first byte after the attribute header.
+ */
 const void *nl_attr_data(const struct nlattr *a)
 {
 	return (const char *)a + NLA_HDRLEN;
 }
 
-/* nl_attr_len - payload length of @a. */
+/**
+ * nl_attr_len - payload length of an attribute
+ * @a: the attribute
+ *
+ * Return: nla_len without the header.
+ */
 size_t nl_attr_len(const struct nlattr *a)
 {
 	return a->nla_len - NLA_HDRLEN;
 }
 
-/*
- * nl_attr_parse - index the attributes in @data/@len: tb[type] points at
- * the last attribute of each type <= @maxtype, NULL if absent.  @tb must
- * have @maxtype + 1 entries.  Malformed trailing bytes are ignored.
+/**
+ * nl_attr_parse - index attributes by type
+ * @tb: the index, @maxtype + 1 entries
+ * @maxtype: largest type to keep
+ * @data: first attribute
+ * @len: length of the attributes
+ *
+ * tb[type] points at the last attribute of each type up to @maxtype, NULL
+ * if there is none.  Malformed trailing bytes are ignored.
  */
 void nl_attr_parse(const struct nlattr **tb, int maxtype, const void *data,
 		   size_t len)
@@ -253,25 +354,49 @@ static int nl_attr_get(const struct nlattr *a, void *val, size_t size)
 	return 0;
 }
 
-/* nl_attr_get_u8 - read a u8 attribute; 0 or -EPROTO. */
+/**
+ * nl_attr_get_u8 - read a u8 attribute
+ * @a: the attribute, may be NULL
+ * @val: where the value goes
+ *
+ * Return: 0, or -EPROTO if @a is NULL or too short.
+ */
 int nl_attr_get_u8(const struct nlattr *a, __u8 *val)
 {
 	return nl_attr_get(a, val, sizeof(*val));
 }
 
-/* nl_attr_get_u16 - read a u16 attribute; 0 or -EPROTO. */
+/**
+ * nl_attr_get_u16 - read a u16 attribute in host byte order
+ * @a: the attribute, may be NULL
+ * @val: where the value goes
+ *
+ * Return: 0, or -EPROTO if @a is NULL or too short.
+ */
 int nl_attr_get_u16(const struct nlattr *a, __u16 *val)
 {
 	return nl_attr_get(a, val, sizeof(*val));
 }
 
-/* nl_attr_get_u32 - read a u32 attribute; 0 or -EPROTO. */
+/**
+ * nl_attr_get_u32 - read a u32 attribute in host byte order
+ * @a: the attribute, may be NULL
+ * @val: where the value goes
+ *
+ * Return: 0, or -EPROTO if @a is NULL or too short.
+ */
 int nl_attr_get_u32(const struct nlattr *a, __u32 *val)
 {
 	return nl_attr_get(a, val, sizeof(*val));
 }
 
-/* nl_attr_get_u64 - read a u64 attribute; 0 or -EPROTO. */
+/**
+ * nl_attr_get_u64 - read a u64 attribute in host byte order
+ * @a: the attribute, may be NULL
+ * @val: where the value goes
+ *
+ * Return: 0, or -EPROTO if @a is NULL or too short.
+ */
 int nl_attr_get_u64(const struct nlattr *a, __u64 *val)
 {
 	return nl_attr_get(a, val, sizeof(*val));
@@ -407,14 +532,22 @@ static bool nl_msg_ok(const void *buf, size_t off, size_t len)
 	return nlh->nlmsg_len >= sizeof(*nlh) && nlh->nlmsg_len <= len - off;
 }
 
-/*
- * nl_request - send request @m and read the whole answer.  A request
- * without NLM_F_DUMP is sent with NLM_F_ACK and ends at the kernel's
- * NLMSG_ERROR; a dump ends at NLMSG_DONE (or an NLMSG_ERROR).  @cb, if
- * given, is called for each other message of the answer.  Returns the
- * kernel's error (0 on success), else @cb's error, else a local error.
- * The extack message, if any, is copied into @extack (cleared first);
- * nl->miss_type and nl->bad_offs are updated too.
+/**
+ * nl_request - send a request and read the whole answer
+ * @nl: the socket
+ * @m: the request; NLM_F_ACK is added unless it is a dump
+ * @cb: called for each message of the answer other than NLMSG_ERROR,
+ *	NLMSG_DONE and NLMSG_NOOP; may be NULL
+ * @arg: passed to @cb
+ * @extack: where the extack message goes (cleared first); may be NULL
+ * @extack_len: size of @extack
+ *
+ * A request without NLM_F_DUMP ends at the kernel's NLMSG_ERROR; a dump
+ * ends at NLMSG_DONE (or an NLMSG_ERROR).  nl->miss_type and nl->bad_offs
+ * are updated from the extended ACK.
+ *
+ * Return: the kernel's error (0 on success), else @cb's error, else a
+ * local error (-ETIMEDOUT, -EMSGSIZE, ...).
  */
 int nl_request(struct nl_ctx *nl, struct nl_msg *m, nl_reply_cb cb, void *arg,
 	       char *extack, size_t extack_len)
@@ -540,21 +673,33 @@ static int genl_lookup(struct nl_ctx *nl, const char *name, __u16 *id,
 	return 0;
 }
 
-/*
- * genl_resolve_family - id of generic netlink family @name, through the
- * "nlctrl" family.  Returns 0, -ENOENT if the kernel has no such family,
- * or another negative errno.
+/**
+ * genl_resolve_family - id of a generic netlink family
+ * @nl: an open socket
+ * @name: family name
+ * @id_out: where the id goes
+ *
+ * Asks the "nlctrl" family (CTRL_CMD_GETFAMILY).
+ *
+ * Return: 0, -ENOENT if the kernel has no such family, or another
+ * negative errno.
  */
 int genl_resolve_family(struct nl_ctx *nl, const char *name, __u16 *id_out)
 {
 	return genl_lookup(nl, name, id_out, NULL);
 }
 
-/*
- * nl_open - open a NETLINK_GENERIC socket with extended and capped ACKs
- * and a receive timeout and, if @family is not NULL, resolve it into
- * nl->family_id / nl->version.  On failure nothing is left open and @nl
- * is safe to pass to nl_close().
+/**
+ * nl_open - open a generic netlink socket
+ * @nl: the context to fill
+ * @family: family to resolve into nl->family_id / nl->version, or NULL
+ *
+ * The socket gets extended and capped ACKs and a receive timeout of
+ * NL_TIMEOUT_SEC.  On failure nothing is left open and @nl is safe to pass
+ * to nl_close().
+ *
+ * Return: 0, -ENOENT if the kernel lacks @family, or another negative
+ * errno.
  */
 int nl_open(struct nl_ctx *nl, const char *family)
 {
@@ -602,9 +747,12 @@ err_close:
 	return err;
 }
 
-/*
- * nl_close - close the socket (which drops every devmem binding made
- * through it) and free the buffer.  Safe to call twice.
+/**
+ * nl_close - close a generic netlink socket
+ * @nl: the context
+ *
+ * Closing the socket drops every devmem binding made through it.  The
+ * receive buffer is freed.  Safe to call twice.
  */
 void nl_close(struct nl_ctx *nl)
 {
@@ -620,16 +768,26 @@ void nl_close(struct nl_ctx *nl)
 /* netdev family: devmem bindings and queues                                */
 /* ---------------------------------------------------------------------- */
 
-/* devmem_nl_open - nl_open() for the "netdev" family. */
+/**
+ * devmem_nl_open - open a socket for the "netdev" family
+ * @nl: the context to fill
+ *
+ * Return: 0 or a negative errno, as nl_open().
+ */
 int devmem_nl_open(struct nl_ctx *nl)
 {
 	return nl_open(nl, NETDEV_FAMILY_NAME);
 }
 
-/*
- * devmem_msg_put_queue - append one NETDEV_A_DMABUF_QUEUES nest holding
- * NETDEV_A_QUEUE_ID = @id and NETDEV_A_QUEUE_TYPE = @type.  A negative @id
- * or @type leaves that attribute out (to build malformed requests).
+/**
+ * devmem_msg_put_queue - append one NETDEV_A_DMABUF_QUEUES nest
+ * @m: a bind-rx request
+ * @id: NETDEV_A_QUEUE_ID, left out if negative
+ * @type: NETDEV_A_QUEUE_TYPE, left out if negative
+ *
+ * Leaving attributes out builds malformed requests on purpose.
+ *
+ * Return: 0 or a negative errno, as nl_nest_end().
  */
 int devmem_msg_put_queue(struct nl_msg *m, long id, long type)
 {
@@ -667,12 +825,17 @@ static int devmem_bind_cb(const struct nlmsghdr *nlh, void *arg)
 	return 0;
 }
 
-/*
- * devmem_bind_request - send a bind-rx/bind-tx request built by the caller
- * (nl_msg_init_family() + attributes, possibly malformed on purpose) and
- * read the binding id from the answer into *@id_out (if not NULL).
- * Returns 0, the kernel's -errno (with its extack message in @extack), or
- * -EPROTO if the kernel said yes without an id.
+/**
+ * devmem_bind_request - send a bind-rx or bind-tx request built by the caller
+ * @nl: a "netdev" socket; the binding lasts as long as it
+ * @m: the request (nl_msg_init_family() and attributes, possibly
+ *	malformed on purpose)
+ * @id_out: where the binding id goes, may be NULL
+ * @extack: where the extack message goes, may be NULL
+ * @extack_len: size of @extack
+ *
+ * Return: 0, the kernel's negative errno (with its extack message in
+ * @extack), or -EPROTO if the kernel said yes without an id.
  */
 int devmem_bind_request(struct nl_ctx *nl, struct nl_msg *m, __u32 *id_out,
 			char *extack, size_t extack_len)
@@ -690,11 +853,18 @@ int devmem_bind_request(struct nl_ctx *nl, struct nl_msg *m, __u32 *id_out,
 	return 0;
 }
 
-/*
- * devmem_bind_rx - bind dma-buf @dmabuf_fd to RX queues @queues[0..nqueues)
- * of @ifindex (NETDEV_CMD_BIND_RX).  The binding lives as long as @nl's
- * socket.  nqueues == 0 sends an empty queue list.  Returns 0 with the
- * binding id in *@id_out, or a negative errno.
+/**
+ * devmem_bind_rx - bind a dma-buf to RX queues (NETDEV_CMD_BIND_RX)
+ * @nl: a "netdev" socket; the binding lasts as long as it
+ * @ifindex: the device
+ * @dmabuf_fd: the dma-buf
+ * @queues: RX queue ids
+ * @nqueues: number of @queues; 0 sends an empty queue list
+ * @id_out: where the binding id goes, may be NULL
+ * @extack: where the extack message goes, may be NULL
+ * @extack_len: size of @extack
+ *
+ * Return: 0 or a negative errno.
  */
 int devmem_bind_rx(struct nl_ctx *nl, int ifindex, int dmabuf_fd,
 		   const unsigned int *queues, int nqueues, __u32 *id_out,
@@ -718,10 +888,16 @@ int devmem_bind_rx(struct nl_ctx *nl, int ifindex, int dmabuf_fd,
 	return err;
 }
 
-/*
- * devmem_bind_tx - bind dma-buf @dmabuf_fd for transmit on @ifindex
- * (NETDEV_CMD_BIND_TX).  Returns 0 with the binding id in *@id_out, or a
- * negative errno.
+/**
+ * devmem_bind_tx - bind a dma-buf for transmit (NETDEV_CMD_BIND_TX)
+ * @nl: a "netdev" socket; the binding lasts as long as it
+ * @ifindex: the device
+ * @dmabuf_fd: the dma-buf
+ * @id_out: where the binding id goes, may be NULL
+ * @extack: where the extack message goes, may be NULL
+ * @extack_len: size of @extack
+ *
+ * Return: 0 or a negative errno.
  */
 int devmem_bind_tx(struct nl_ctx *nl, int ifindex, int dmabuf_fd,
 		   __u32 *id_out, char *extack, size_t extack_len)
@@ -785,10 +961,15 @@ static int devmem_queue_get_cb(const struct nlmsghdr *nlh, void *arg)
 	return err;
 }
 
-/*
- * devmem_queue_get - NETDEV_CMD_QUEUE_GET (do) for queue @id of @type
- * (NETDEV_QUEUE_TYPE_RX/TX) on @ifindex.  Returns 0 with *@out filled, or
- * a negative errno.
+/**
+ * devmem_queue_get - NETDEV_CMD_QUEUE_GET (do) for one queue
+ * @nl: a "netdev" socket
+ * @ifindex: the device
+ * @type: NETDEV_QUEUE_TYPE_RX or NETDEV_QUEUE_TYPE_TX
+ * @id: queue id
+ * @out: the answer
+ *
+ * Return: 0 with *@out filled, or a negative errno.
  */
 int devmem_queue_get(struct nl_ctx *nl, int ifindex, int type, int id,
 		     struct devmem_queue_info *out)
@@ -838,10 +1019,14 @@ static int devmem_queue_dump_cb(const struct nlmsghdr *nlh, void *arg)
 	return ret;
 }
 
-/*
- * devmem_queue_dump - NETDEV_CMD_QUEUE_GET (dump) over the queues of
- * @ifindex (every device when @ifindex <= 0), calling @cb for each.
- * Returns 0, @cb's negative return, or the kernel's -errno.
+/**
+ * devmem_queue_dump - NETDEV_CMD_QUEUE_GET (dump)
+ * @nl: a "netdev" socket
+ * @ifindex: the device, or every device if <= 0
+ * @cb: called for each queue (see devmem_queue_cb)
+ * @arg: passed to @cb
+ *
+ * Return: 0, @cb's negative return, or the kernel's negative errno.
  */
 int devmem_queue_dump(struct nl_ctx *nl, int ifindex, devmem_queue_cb cb,
 		      void *arg)
@@ -867,7 +1052,13 @@ int devmem_queue_dump(struct nl_ctx *nl, int ifindex, devmem_queue_cb cb,
 /* ethtool netlink: tcp-data-split                                          */
 /* ---------------------------------------------------------------------- */
 
-/* devmem_ifindex - if_nametoindex() with a negative errno on failure. */
+/**
+ * devmem_ifindex - ifindex of an interface
+ * @ifname: interface name
+ *
+ * Return: the ifindex, or the negative errno of a failed if_nametoindex()
+ * (-ENODEV if it left errno alone).
+ */
 int devmem_ifindex(const char *ifname)
 {
 	unsigned int idx;
@@ -891,11 +1082,17 @@ static void ethtool_rings_msg(struct nl_msg *m, const struct nl_ctx *nl,
 	nl_nest_end(m, hdr);
 }
 
-/*
- * ethtool_set_tcp_data_split - ETHTOOL_MSG_RINGS_SET with
- * ETHTOOL_A_RINGS_TCP_DATA_SPLIT = ENABLED (@on) or DISABLED, like
- * "ethtool -G IF tcp-data-split on|off".  Returns 0 or a negative errno
- * with the kernel's extack message in @extack.
+/**
+ * ethtool_set_tcp_data_split - switch header split (tcp-data-split)
+ * @ifindex: the device
+ * @on: ETHTOOL_TCP_DATA_SPLIT_ENABLED if true, else _DISABLED
+ * @extack: where the extack message goes, may be NULL
+ * @extack_len: size of @extack
+ *
+ * ETHTOOL_MSG_RINGS_SET, like "ethtool -G IF tcp-data-split on|off",
+ * through an ethtool socket of its own.
+ *
+ * Return: 0 or a negative errno.
  */
 int ethtool_set_tcp_data_split(int ifindex, bool on, char *extack,
 			       size_t extack_len)
@@ -942,9 +1139,13 @@ static int ethtool_tds_cb(const struct nlmsghdr *nlh, void *arg)
 	return 0;
 }
 
-/*
- * ethtool_get_tcp_data_split - ETHTOOL_MSG_RINGS_GET for @ifindex.
- * Returns ETHTOOL_TCP_DATA_SPLIT_UNKNOWN (0, also when the driver does not
+/**
+ * ethtool_get_tcp_data_split - read header split (tcp-data-split)
+ * @ifindex: the device
+ *
+ * ETHTOOL_MSG_RINGS_GET, through an ethtool socket of its own.
+ *
+ * Return: ETHTOOL_TCP_DATA_SPLIT_UNKNOWN (0, also when the driver does not
  * report it), _DISABLED (1) or _ENABLED (2), or a negative errno.
  */
 int ethtool_get_tcp_data_split(int ifindex)
@@ -972,12 +1173,17 @@ out_free:
 /* udmabuf                                                                  */
 /* ---------------------------------------------------------------------- */
 
-/*
- * udmabuf_create - a dma-buf of @size bytes (a multiple of the page size)
- * backed by a sealed memfd, through /dev/udmabuf.  Returns the dma-buf fd
- * (close-on-exec) or a negative errno.  The memfd is returned in
- * *@memfd_out if not NULL (the caller closes it), else closed here; the
- * dma-buf keeps its pages either way.
+/**
+ * udmabuf_create - a dma-buf over a sealed memfd
+ * @size: bytes, a multiple of the page size
+ * @memfd_out: where the memfd goes (the caller closes it); if NULL it is
+ *	closed here, the dma-buf keeps its pages either way
+ *
+ * The memfd is sealed with F_SEAL_SHRINK and turned into a dma-buf by
+ * /dev/udmabuf.
+ *
+ * Return: the dma-buf fd (close-on-exec), -ENOENT without /dev/udmabuf,
+ * or another negative errno.
  */
 int udmabuf_create(size_t size, int *memfd_out)
 {
@@ -1017,10 +1223,15 @@ err_memfd:
 	return err;
 }
 
-/*
- * udmabuf_map - mmap @size bytes of dma-buf @dmabuf_fd shared, read-write,
- * into *@addr_out (for checking received data).  Returns 0 or -errno.
+/**
+ * udmabuf_map - map a dma-buf shared and read-write
+ * @dmabuf_fd: the dma-buf
+ * @size: bytes to map
+ * @addr_out: where the address goes
+ *
  * Bracket CPU access with dmabuf_sync().
+ *
+ * Return: 0 or a negative errno.
  */
 int udmabuf_map(int dmabuf_fd, size_t size, void **addr_out)
 {
@@ -1034,15 +1245,26 @@ int udmabuf_map(int dmabuf_fd, size_t size, void **addr_out)
 	return 0;
 }
 
-/* udmabuf_unmap - undo udmabuf_map().  Returns 0 or -errno. */
+/**
+ * udmabuf_unmap - undo udmabuf_map()
+ * @addr: the address udmabuf_map() gave
+ * @size: the size it was given
+ *
+ * Return: 0 or a negative errno.
+ */
 int udmabuf_unmap(void *addr, size_t size)
 {
 	return munmap(addr, size) ? -errno : 0;
 }
 
-/*
- * dmabuf_sync - DMA_BUF_IOCTL_SYNC with @flags (DMA_BUF_SYNC_START or _END
- * combined with _READ/_WRITE/_RW).  Returns 0 or -errno.
+/**
+ * dmabuf_sync - DMA_BUF_IOCTL_SYNC
+ * @dmabuf_fd: the dma-buf
+ * @flags: DMA_BUF_SYNC_START or _END combined with _READ, _WRITE or _RW
+ *
+ * Retried on EINTR and EAGAIN.
+ *
+ * Return: 0 or a negative errno.
  */
 int dmabuf_sync(int dmabuf_fd, __u64 flags)
 {
@@ -1056,13 +1278,14 @@ int dmabuf_sync(int dmabuf_fd, __u64 flags)
 }
 
 /**
- * devmem_find_driver_iface - first interface bound to driver @driver
+ * devmem_find_driver_iface - first interface bound to a driver
  * @driver: driver name, e.g. "igb"
  * @name: where the interface name goes
  * @len: size of @name
  *
  * Looks at /sys/class/net/<if>/device/driver of the current namespace.
- * Returns the ifindex, or -ENODEV.
+ *
+ * Return: the ifindex, or a negative errno (-ENODEV if there is none).
  */
 int devmem_find_driver_iface(const char *driver, char *name, size_t len)
 {

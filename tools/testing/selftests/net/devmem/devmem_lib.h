@@ -156,6 +156,7 @@ struct nl_ctx {
 
 /**
  * struct nl_msg - a request being built
+ * @align: aligns @buf on 8 bytes, for u64 attributes
  * @buf: nlmsghdr, genlmsghdr and attributes
  * @len: bytes used in @buf
  * @err: first error met while building (-EMSGSIZE), sticky
