@@ -58,7 +58,6 @@
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -74,7 +73,6 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 #include <linux/dma-buf.h>
 #include <linux/errqueue.h>
@@ -159,19 +157,6 @@ static void print_help(FILE *f)
 		DEFAULT_PORT, MAX_TX_IOVECS);
 }
 
-static double now_sec(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static double mbps(unsigned long long bytes, double secs)
-{
-	return secs > 0 ? bytes * 8 / 1e6 / secs : 0;
-}
-
 /* ---- option parsing ---------------------------------------------------- */
 
 /* Decimal number in [min, max]: 0, or -1 if it is not one. */
@@ -189,85 +174,6 @@ static int parse_ulong(const char *s, unsigned long min, unsigned long max,
 		return -1;
 	*out = v;
 	return 0;
-}
-
-/* Byte count with an optional K, M or G suffix: 0, or -1. */
-static int parse_size(const char *s, unsigned long long *out)
-{
-	unsigned long long v;
-	unsigned int shift = 0;
-	char *end;
-
-	if (*s < '0' || *s > '9')
-		return -1;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno)
-		return -1;
-	switch (*end) {
-	case 'k': case 'K':
-		shift = 10;
-		break;
-	case 'm': case 'M':
-		shift = 20;
-		break;
-	case 'g': case 'G':
-		shift = 30;
-		break;
-	case '\0':
-		break;
-	default:
-		return -1;
-	}
-	if (shift && end[1])
-		return -1;
-	if (v > (ULLONG_MAX >> shift))
-		return -1;
-	*out = v << shift;
-	return 0;
-}
-
-/*
- * An IPv4 or IPv6 literal into @ss (port 0).  A v4-mapped IPv6 address
- * becomes the plain IPv4 one.  Returns the family, or -1.
- */
-static int parse_addr(const char *s, struct sockaddr_storage *ss)
-{
-	struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)ss;
-	struct sockaddr_in *sin = (struct sockaddr_in *)ss;
-	struct in6_addr a6;
-	struct in_addr a4;
-
-	memset(ss, 0, sizeof(*ss));
-	if (inet_pton(AF_INET, s, &a4) == 1) {
-		sin->sin_family = AF_INET;
-		sin->sin_addr = a4;
-		return AF_INET;
-	}
-	if (inet_pton(AF_INET6, s, &a6) != 1)
-		return -1;
-	if (IN6_IS_ADDR_V4MAPPED(&a6)) {
-		sin->sin_family = AF_INET;
-		memcpy(&sin->sin_addr, &a6.s6_addr[12], 4);
-		return AF_INET;
-	}
-	sin6->sin6_family = AF_INET6;
-	sin6->sin6_addr = a6;
-	return AF_INET6;
-}
-
-static void set_port(struct sockaddr_storage *ss, unsigned int port)
-{
-	if (ss->ss_family == AF_INET6)
-		((struct sockaddr_in6 *)ss)->sin6_port = htons(port);
-	else
-		((struct sockaddr_in *)ss)->sin_port = htons(port);
-}
-
-static socklen_t addr_len(const struct sockaddr_storage *ss)
-{
-	return ss->ss_family == AF_INET6 ? sizeof(struct sockaddr_in6) :
-					   sizeof(struct sockaddr_in);
 }
 
 /* The address of @ss as text (no port). */
@@ -302,11 +208,11 @@ static int parse_one(struct opts *o, int c, const char *arg)
 		o->server = true;
 		return 0;
 	case 's':
-		o->family = parse_addr(arg, &o->srv);
+		o->family = devmem_parse_addr(arg, &o->srv);
 		return o->family < 0 ? -1 : 0;
 	case 'c':
 		o->have_cli = true;
-		return parse_addr(arg, &o->cli) < 0 ? -1 : 0;
+		return devmem_parse_addr(arg, &o->cli) < 0 ? -1 : 0;
 	case 'p':
 	case 'P':
 		if (parse_ulong(arg, 1, 65535, &v))
@@ -328,11 +234,11 @@ static int parse_one(struct opts *o, int c, const char *arg)
 		o->pattern = v;
 		return 0;
 	case 'n':
-		return parse_size(arg, &o->send_bytes);
+		return devmem_parse_size(arg, &o->send_bytes);
 	case 'b':
-		return parse_size(arg, &o->buf_size);
+		return devmem_parse_size(arg, &o->buf_size);
 	case 'z':
-		return parse_size(arg, &o->chunk);
+		return devmem_parse_size(arg, &o->chunk);
 	case 'I':
 		if (parse_ulong(arg, 1, MAX_TX_IOVECS, &v))
 			return -1;
@@ -375,10 +281,10 @@ static int check_opts(struct opts *o)
 		fprintf(stderr, "ncdevmem: -I is for the devmem TX client (-f without -l)\n");
 		return -1;
 	}
-	set_port(&o->srv, o->srv_port);
+	devmem_set_port(&o->srv, o->srv_port);
 	if (!o->have_cli)
 		o->cli.ss_family = o->family;
-	set_port(&o->cli, o->cli_port);
+	devmem_set_port(&o->cli, o->cli_port);
 	return 0;
 }
 
@@ -484,26 +390,6 @@ static int ethtool(const char *arg, ...)
 	va_end(ap);
 	argv[n] = NULL;
 	return run_cmd(argv);
-}
-
-/* Number of RX queues: the rx-N entries of /sys/class/net/IF/queues. */
-static int rx_queue_count(const char *ifname)
-{
-	char path[PATH_MAX];
-	struct dirent *de;
-	unsigned int q;
-	int n = 0;
-	DIR *dir;
-
-	snprintf(path, sizeof(path), "/sys/class/net/%s/queues", ifname);
-	dir = opendir(path);
-	if (!dir)
-		return -errno;
-	while ((de = readdir(dir)))
-		if (sscanf(de->d_name, "rx-%u", &q) == 1)
-			n++;
-	closedir(dir);
-	return n;
 }
 
 /* Wait a while for the link to be up (switching header split resets it). */
@@ -616,7 +502,7 @@ static int server_probe(struct server *s)
 			strerror(-s->ifindex));
 		return -1;
 	}
-	s->nrxq = rx_queue_count(o->ifname);
+	s->nrxq = devmem_rx_queue_count(o->ifname);
 	if (s->nrxq <= 0) {
 		fprintf(stderr, "ncdevmem: %s: no RX queues found in sysfs\n",
 			o->ifname);
@@ -831,7 +717,7 @@ static int server_listen(struct server *s)
 		return -1;
 	}
 	if (bind(s->listen_fd, (const struct sockaddr *)&o->srv,
-		 addr_len(&o->srv))) {
+		 devmem_addr_len(&o->srv))) {
 		perror("ncdevmem: bind");
 		return -1;
 	}
@@ -986,32 +872,19 @@ static int dontneed(int fd, struct dmabuf_token *r, int nr, __u32 ntok,
 static int tokens_release(int fd, struct rx_bufs *b, struct rx_stats *st)
 {
 	struct dmabuf_token r[DONTNEED_MAX_RANGES];
-	unsigned int i;
-	__u32 batch = 0;
-	int nr = 0;
+	size_t done = 0, used;
+	int nr;
 
-	for (i = 0; i < b->ntokens; i++) {
-		__u32 t = b->tokens[i];
-
-		if (nr && batch < DONTNEED_MAX_TOKENS &&
-		    t == r[nr - 1].token_start + r[nr - 1].token_count) {
-			r[nr - 1].token_count++;
-			batch++;
-			continue;
-		}
-		if (nr == DONTNEED_MAX_RANGES || batch == DONTNEED_MAX_TOKENS) {
-			if (dontneed(fd, r, nr, batch, st))
-				return -1;
-			nr = 0;
-			batch = 0;
-		}
-		r[nr].token_start = t;
-		r[nr].token_count = 1;
-		nr++;
-		batch++;
+	while (done < b->ntokens) {
+		nr = devmem_tokens_pack(b->tokens + done, b->ntokens - done, r,
+					DONTNEED_MAX_RANGES,
+					DONTNEED_MAX_TOKENS, &used);
+		if (dontneed(fd, r, nr, used, st))
+			return -1;
+		done += used;
 	}
 	b->ntokens = 0;
-	return nr ? dontneed(fd, r, nr, batch, st) : 0;
+	return 0;
 }
 
 /*
@@ -1064,16 +937,12 @@ static long long walk_cmsgs(struct server *s, struct rx_bufs *b,
 	size_t lin_off = 0;
 
 	for (cm = CMSG_FIRSTHDR(msg); cm; cm = CMSG_NXTHDR(msg, cm)) {
-		if (cm->cmsg_level != SOL_SOCKET ||
-		    (cm->cmsg_type != SCM_DEVMEM_LINEAR &&
-		     cm->cmsg_type != SCM_DEVMEM_DMABUF) ||
-		    cm->cmsg_len != CMSG_LEN(sizeof(dc))) {
+		if (devmem_cmsg_get(cm, &dc)) {
 			fprintf(stderr, "ncdevmem: unexpected cmsg level %d type %d len %zu\n",
 				cm->cmsg_level, cm->cmsg_type,
 				(size_t)cm->cmsg_len);
 			return -1;
 		}
-		memcpy(&dc, CMSG_DATA(cm), sizeof(dc));
 		p = frag_data(s, b, cm, &dc, &lin_off);
 		if (!p)
 			return -1;
@@ -1200,11 +1069,11 @@ static int server_receive(struct server *s, struct rx_stats *st)
 		rx_bufs_free(&b);
 		return -1;
 	}
-	start = now_sec();
+	start = devmem_now_sec();
 	do {
 		ret = rx_one(s, &b, st);
 	} while (ret > 0);
-	st->seconds = now_sec() - start;
+	st->seconds = devmem_now_sec() - start;
 	rx_bufs_free(&b);
 	if (st->bytes_readable)
 		fprintf(stderr, "ncdevmem: warning: %llu of %llu bytes came in host memory\n",
@@ -1228,7 +1097,8 @@ static void print_rx_stats(const struct rx_stats *st)
 	printf("recvmsg_calls: %llu\n", st->recvmsg_calls);
 	printf("validation_errors: %llu\n", st->validation_errors);
 	printf("seconds: %.3f\n", st->seconds);
-	printf("throughput_mbps: %.2f\n", mbps(st->bytes_total, st->seconds));
+	printf("throughput_mbps: %.2f\n",
+	       devmem_mbps(st->bytes_total, st->seconds));
 	fflush(stdout);
 }
 
@@ -1272,8 +1142,10 @@ static int client_try_connect(const struct opts *o, int *err)
 	}
 	if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
 	    ((o->have_cli || o->cli_port) &&
-	     bind(fd, (const struct sockaddr *)&o->cli, addr_len(&o->cli))) ||
-	    connect(fd, (const struct sockaddr *)&o->srv, addr_len(&o->srv))) {
+	     bind(fd, (const struct sockaddr *)&o->cli,
+		  devmem_addr_len(&o->cli))) ||
+	    connect(fd, (const struct sockaddr *)&o->srv,
+		    devmem_addr_len(&o->srv))) {
 		*err = errno;
 		close(fd);
 		return -1;
@@ -1284,7 +1156,7 @@ static int client_try_connect(const struct opts *o, int *err)
 /* Connect, retrying for a while as long as the server is not there yet. */
 static int client_connect(const struct opts *o)
 {
-	double deadline = now_sec() + CONNECT_RETRY_SEC;
+	double deadline = devmem_now_sec() + CONNECT_RETRY_SEC;
 	char buf[INET6_ADDRSTRLEN];
 	int fd, err = 0;
 
@@ -1293,7 +1165,7 @@ static int client_connect(const struct opts *o)
 		if (fd >= 0)
 			return fd;
 		if ((err != ECONNREFUSED && err != ENETUNREACH &&
-		     err != EHOSTUNREACH) || now_sec() > deadline)
+		     err != EHOSTUNREACH) || devmem_now_sec() > deadline)
 			break;
 		usleep(100000);
 	}
@@ -1314,19 +1186,6 @@ struct tx_stats {
 	unsigned long long zc_copied;		/* of those, reported copied */
 	unsigned long long enobufs;		/* sendmsg retried after ENOBUFS */
 };
-
-/* Fill @len bytes with the pattern, the first byte having phase @k. */
-static void fill_pattern(unsigned char *p, size_t len, unsigned int k,
-			 unsigned int n)
-{
-	size_t i;
-
-	for (i = 0; i < len; i++) {
-		p[i] = k & 0xff;
-		if (++k == n)
-			k = 0;
-	}
-}
 
 static int send_all(int fd, const unsigned char *p, size_t len,
 		    struct tx_stats *st)
@@ -1368,7 +1227,7 @@ static int send_stream(int fd, const struct opts *o, struct tx_stats *st)
 		/* refill only when the chunk starts at another phase */
 		if (o->pattern && pos % o->pattern != phase) {
 			phase = pos % o->pattern;
-			fill_pattern(buf, o->chunk, phase, o->pattern);
+			devmem_fill_pattern(buf, o->chunk, phase, o->pattern);
 		}
 		err = send_all(fd, buf, len, st);
 		pos += len;
@@ -1406,7 +1265,7 @@ static void tx_fill(struct devmem_tx *t)
 		return;
 	}
 	done = len < t->o->pattern ? len : t->o->pattern;
-	fill_pattern(p, done, 0, t->o->pattern);
+	devmem_fill_pattern(p, done, 0, t->o->pattern);
 	while (done < len) {
 		n = len - done < done ? len - done : done;
 		memcpy(p + done, p, n);
@@ -1578,14 +1437,14 @@ static long long zc_reap(int fd, struct tx_stats *st)
 static int zc_wait(int fd, struct tx_stats *st, unsigned long long target,
 		   int secs)
 {
-	double deadline = now_sec() + secs, left;
+	double deadline = devmem_now_sec() + secs, left;
 	struct pollfd pfd = { .fd = fd };
 	socklen_t len;
 	long long n;
 	int err;
 
 	while (st->zc_completed < target) {
-		left = deadline - now_sec();
+		left = deadline - devmem_now_sec();
 		if (left <= 0) {
 			fprintf(stderr, "ncdevmem: %llu of %llu calls not completed after %d s\n",
 				st->calls - st->zc_completed, st->calls, secs);
@@ -1628,18 +1487,9 @@ static ssize_t tx_sendmsg(int fd, const struct devmem_tx *t,
 			  unsigned long long off, size_t len)
 {
 	struct iovec iov[MAX_TX_IOVECS];
-	union {
-		char buf[CMSG_SPACE(sizeof(__u32))];
-		struct cmsghdr align;
-	} ctrl;
-	struct msghdr msg = {
-		.msg_iov = iov,
-		.msg_control = ctrl.buf,
-		.msg_controllen = sizeof(ctrl.buf),
-	};
-	struct cmsghdr *cm;
 	size_t piece, extra;
 	unsigned int i, n;
+	ssize_t ret;
 
 	n = len < t->o->niov ? len : t->o->niov;
 	piece = len / n;
@@ -1650,16 +1500,13 @@ static ssize_t tx_sendmsg(int fd, const struct devmem_tx *t,
 		iov[i].iov_len = piece + (i < extra);
 		off += iov[i].iov_len;
 	}
-	msg.msg_iovlen = n;
-
-	memset(&ctrl, 0, sizeof(ctrl));
-	cm = CMSG_FIRSTHDR(&msg);
-	cm->cmsg_level = SOL_SOCKET;
-	cm->cmsg_type = SCM_DEVMEM_DMABUF;
-	cm->cmsg_len = CMSG_LEN(sizeof(__u32));
-	memcpy(CMSG_DATA(cm), &t->binding_id, sizeof(__u32));
-
-	return sendmsg(fd, &msg, MSG_ZEROCOPY | MSG_NOSIGNAL);
+	ret = devmem_sendmsg(fd, t->binding_id, iov, n,
+			     MSG_ZEROCOPY | MSG_NOSIGNAL);
+	if (ret < 0) {
+		errno = -ret;
+		return -1;
+	}
+	return ret;
 }
 
 static void tx_send_error(const struct devmem_tx *t, int err,
@@ -1692,7 +1539,7 @@ static void tx_send_error(const struct devmem_tx *t, int err,
  */
 static int tx_enobufs(int fd, struct tx_stats *st, double *since)
 {
-	double now = now_sec();
+	double now = devmem_now_sec();
 
 	st->enobufs++;
 	if (!*since)
@@ -1789,7 +1636,7 @@ static void print_tx_stats(const struct tx_stats *st, double secs)
 	printf("zc_completions: %llu\n", st->zc_completed);
 	printf("zc_copied: %llu\n", st->zc_copied);
 	printf("seconds: %.3f\n", secs);
-	printf("throughput_mbps: %.2f\n", mbps(st->bytes_sent, secs));
+	printf("throughput_mbps: %.2f\n", devmem_mbps(st->bytes_sent, secs));
 	fflush(stdout);
 }
 
@@ -1815,7 +1662,7 @@ static int client_main(const struct opts *o)
 		tx_cleanup(&t);
 		return 1;
 	}
-	start = now_sec();
+	start = devmem_now_sec();
 	if (o->ifname)
 		err = send_stream_devmem(fd, &t, &st);
 	else
@@ -1826,7 +1673,7 @@ static int client_main(const struct opts *o)
 	}
 	if (!err)
 		err = wait_close(fd);
-	secs = now_sec() - start;
+	secs = devmem_now_sec() - start;
 	close(fd);
 	tx_cleanup(&t);
 	if (err)

@@ -22,7 +22,6 @@
 #include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "../../kselftest_harness.h"
@@ -88,28 +87,19 @@ static int rxq_binding(int ifindex, int q)
 	return info.has_dmabuf ? (int)info.dmabuf : 0;
 }
 
-static long meminfo_kb(const char *key)
+/* MemAvailable of /proc/meminfo in kB, or -1. */
+static long mem_available_kb(void)
 {
-	char line[256];
-	long val = -1;
-	FILE *f;
+	static const char *const keys[] = { "MemAvailable", NULL };
+	unsigned long long kb;
 
-	f = fopen("/proc/meminfo", "r");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, key, strlen(key)))
-			val = strtol(line + strlen(key), NULL, 10);
-	fclose(f);
-	return val;
+	return devmem_read_meminfo(keys, &kb) == 1 ? (long)kb : -1;
 }
 
+/* Milliseconds of the monotonic clock. */
 static double now_ms(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+	return devmem_now_ns() / 1e6;
 }
 
 FIXTURE(bind_rx) {
@@ -297,7 +287,7 @@ TEST_F_TIMEOUT(bind_rx, bind_unbind_1000_cycles, 1800)
 	double start;
 	int i, err = 0;
 
-	before = meminfo_kb("MemAvailable:");
+	before = mem_available_kb();
 	start = now_ms();
 	for (i = 0; i < 1000 && !err; i++) {
 		err = devmem_nl_open(&nl);
@@ -307,7 +297,7 @@ TEST_F_TIMEOUT(bind_rx, bind_unbind_1000_cycles, 1800)
 		nl_close(&nl);
 	}
 	ASSERT_EQ(0, err) TH_LOG("cycle %d", i);
-	after = meminfo_kb("MemAvailable:");
+	after = mem_available_kb();
 	TH_LOG("1000 bind/unbind cycles in %.0f ms, MemAvailable %ld -> %ld kB",
 	       now_ms() - start, before, after);
 	EXPECT_EQ(0, rxq_binding(self->ifindex, 0));
@@ -327,14 +317,14 @@ TEST_F(bind_rx, bind_1g_dmabuf)
 				"2048"));
 	big = udmabuf_create(1UL << 30, &memfd);
 	ASSERT_LE(0, big) TH_LOG("udmabuf 1G: %s", strerror(-big));
-	before = meminfo_kb("MemAvailable:");
+	before = mem_available_kb();
 	start = now_ms();
 	ASSERT_EQ(0, devmem_bind_rx(&self->nl, self->ifindex, big, &q, 1, &id,
 				    self->extack, EXTACK_LEN))
 		TH_LOG("bind-rx: %s", self->extack);
 	TH_LOG("bound 1 GiB in %.1f ms; kernel memory %ld bytes per page",
 	       now_ms() - start,
-	       (before - meminfo_kb("MemAvailable:")) * 1024 / (1L << 18));
+	       (before - mem_available_kb()) * 1024 / (1L << 18));
 	EXPECT_EQ((int)id, rxq_binding(self->ifindex, 0));
 	nl_close(&self->nl);
 	close(big);

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Raw generic netlink, netdev devmem commands, ethtool
- * tcp-data-split and udmabuf helpers for the devmem TCP selftests.
+ * tcp-data-split and udmabuf helpers for the devmem TCP selftests, and the
+ * other helpers their programs share.
  *
  * See devmem_lib.h for the conventions (negative errno returns, extack).
  */
@@ -9,10 +10,12 @@
 #define _GNU_SOURCE
 #endif
 
+#include <arpa/inet.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -20,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <net/if.h>
+#include <netinet/in.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
@@ -1313,4 +1317,424 @@ int devmem_find_driver_iface(const char *driver, char *name, size_t len)
 	}
 	closedir(dir);
 	return ifindex;
+}
+
+/* ---------------------------------------------------------------------- */
+/* devmem sockets                                                           */
+/* ---------------------------------------------------------------------- */
+
+/**
+ * devmem_sendmsg_cmsg - sendmsg() with one SCM_DEVMEM_DMABUF cmsg
+ * @fd: a connected TCP socket, usually with SO_ZEROCOPY on
+ * @data: payload of the cmsg: the binding id, or anything else to see the
+ *	kernel refuse it
+ * @len: bytes of @data, at most 8
+ * @iov: the iovecs; their iov_base are byte offsets into the dma-buf
+ * @niov: number of @iov
+ * @flags: sendmsg() flags (MSG_ZEROCOPY for devmem TX)
+ *
+ * Return: the bytes sendmsg() queued, -EMSGSIZE if @len is too large, or
+ * the negative errno of sendmsg() (errno is left as it set it).
+ */
+ssize_t devmem_sendmsg_cmsg(int fd, const void *data, size_t len,
+			    const struct iovec *iov, int niov, int flags)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(__u64))];
+		struct cmsghdr align;
+	} ctrl;
+	struct msghdr msg = {
+		.msg_iov = (struct iovec *)iov,
+		.msg_iovlen = niov,
+		.msg_control = ctrl.buf,
+		.msg_controllen = CMSG_SPACE(len),
+	};
+	struct cmsghdr *cm;
+	ssize_t ret;
+
+	if (len > sizeof(__u64))
+		return -EMSGSIZE;
+	memset(&ctrl, 0, sizeof(ctrl));
+	cm = CMSG_FIRSTHDR(&msg);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_DEVMEM_DMABUF;
+	cm->cmsg_len = CMSG_LEN(len);
+	memcpy(CMSG_DATA(cm), data, len);
+	ret = sendmsg(fd, &msg, flags);
+	return ret < 0 ? -errno : ret;
+}
+
+/**
+ * devmem_sendmsg - send from a TX binding
+ * @fd: a connected TCP socket, usually with SO_ZEROCOPY on
+ * @binding_id: the id bind-tx gave
+ * @iov: the iovecs; their iov_base are byte offsets into the dma-buf
+ * @niov: number of @iov
+ * @flags: sendmsg() flags (MSG_ZEROCOPY for devmem TX)
+ *
+ * Return: the bytes sendmsg() queued, or its negative errno (errno is
+ * left as it set it).
+ */
+ssize_t devmem_sendmsg(int fd, __u32 binding_id, const struct iovec *iov,
+		       int niov, int flags)
+{
+	return devmem_sendmsg_cmsg(fd, &binding_id, sizeof(binding_id), iov,
+				   niov, flags);
+}
+
+/**
+ * devmem_cmsg_get - read one cmsg of a recvmsg(MSG_SOCK_DEVMEM)
+ * @cm: the cmsg
+ * @dc: where its payload goes
+ *
+ * A devmem cmsg is at SOL_SOCKET, of type SCM_DEVMEM_LINEAR or
+ * SCM_DEVMEM_DMABUF, and holds exactly one struct dmabuf_cmsg.
+ *
+ * Return: 0 with *@dc filled, or -EPROTO for any other cmsg.
+ */
+int devmem_cmsg_get(const struct cmsghdr *cm, struct dmabuf_cmsg *dc)
+{
+	if (cm->cmsg_level != SOL_SOCKET ||
+	    (cm->cmsg_type != SCM_DEVMEM_LINEAR &&
+	     cm->cmsg_type != SCM_DEVMEM_DMABUF) ||
+	    cm->cmsg_len != CMSG_LEN(sizeof(*dc)))
+		return -EPROTO;
+	memcpy(dc, CMSG_DATA(cm), sizeof(*dc));
+	return 0;
+}
+
+/**
+ * devmem_tokens_pack - the ranges of one SO_DEVMEM_DONTNEED call
+ * @tokens: tokens to give back, in order
+ * @n: number of @tokens
+ * @r: the ranges, room for @max_ranges
+ * @max_ranges: most ranges one call may carry
+ * @max_tokens: most tokens one call may free
+ * @used: set to the number of leading @tokens that @r covers
+ *
+ * Consecutive token numbers merge into one range.  Packing stops before
+ * the token that would need one range more than @max_ranges, or be one
+ * token more than @max_tokens; the caller sends the call and packs the
+ * rest (@tokens + *@used) for the next.
+ *
+ * Return: the number of ranges written to @r.
+ */
+int devmem_tokens_pack(const __u32 *tokens, size_t n, struct dmabuf_token *r,
+		       int max_ranges, size_t max_tokens, size_t *used)
+{
+	size_t i;
+	int nr = 0;
+
+	for (i = 0; i < n && i < max_tokens; i++) {
+		if (nr &&
+		    tokens[i] == r[nr - 1].token_start + r[nr - 1].token_count) {
+			r[nr - 1].token_count++;
+			continue;
+		}
+		if (nr == max_ranges)
+			break;
+		r[nr].token_start = tokens[i];
+		r[nr].token_count = 1;
+		nr++;
+	}
+	*used = i;
+	return nr;
+}
+
+/**
+ * devmem_fill_pattern - write the test pattern
+ * @p: where it goes
+ * @len: bytes to write
+ * @phase: value of the first byte, below @period
+ * @period: the pattern repeats every @period bytes, at most 256
+ *
+ * Byte i gets (@phase + i) % @period.  In a test stream whose byte at
+ * position pos is pos % @period, bytes from position pos on are written
+ * with @phase = pos % @period.
+ */
+void devmem_fill_pattern(unsigned char *p, size_t len, unsigned int phase,
+			 unsigned int period)
+{
+	unsigned int k = phase;
+	size_t i;
+
+	for (i = 0; i < len; i++) {
+		p[i] = k & 0xff;
+		if (++k == period)
+			k = 0;
+	}
+}
+
+/* ---------------------------------------------------------------------- */
+/* Command line, clock                                                      */
+/* ---------------------------------------------------------------------- */
+
+/**
+ * devmem_parse_size - parse a byte count
+ * @s: decimal digits with an optional K, M or G suffix (powers of 1024)
+ * @out: where the count goes
+ *
+ * Return: 0, or -EINVAL if @s is not such a count or it overflows.
+ */
+int devmem_parse_size(const char *s, unsigned long long *out)
+{
+	unsigned long long v;
+	unsigned int shift = 0;
+	char *end;
+
+	if (*s < '0' || *s > '9')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno)
+		return -EINVAL;
+	switch (*end) {
+	case 'k':
+	case 'K':
+		shift = 10;
+		break;
+	case 'm':
+	case 'M':
+		shift = 20;
+		break;
+	case 'g':
+	case 'G':
+		shift = 30;
+		break;
+	case '\0':
+		break;
+	default:
+		return -EINVAL;
+	}
+	if (shift && end[1])
+		return -EINVAL;
+	if (v > (ULLONG_MAX >> shift))
+		return -EINVAL;
+	*out = v << shift;
+	return 0;
+}
+
+/**
+ * devmem_parse_addr - parse an IP address literal
+ * @s: an IPv4 or IPv6 address, no port
+ * @ss: where the address goes, with port 0
+ *
+ * A v4-mapped IPv6 address (::ffff:a.b.c.d) becomes the plain IPv4 one.
+ *
+ * Return: the family, AF_INET or AF_INET6, or -EINVAL.
+ */
+int devmem_parse_addr(const char *s, struct sockaddr_storage *ss)
+{
+	struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)ss;
+	struct sockaddr_in *sin = (struct sockaddr_in *)ss;
+	struct in6_addr a6;
+	struct in_addr a4;
+
+	memset(ss, 0, sizeof(*ss));
+	if (inet_pton(AF_INET, s, &a4) == 1) {
+		sin->sin_family = AF_INET;
+		sin->sin_addr = a4;
+		return AF_INET;
+	}
+	if (inet_pton(AF_INET6, s, &a6) != 1)
+		return -EINVAL;
+	if (IN6_IS_ADDR_V4MAPPED(&a6)) {
+		sin->sin_family = AF_INET;
+		memcpy(&sin->sin_addr, &a6.s6_addr[12], 4);
+		return AF_INET;
+	}
+	sin6->sin6_family = AF_INET6;
+	sin6->sin6_addr = a6;
+	return AF_INET6;
+}
+
+/**
+ * devmem_set_port - set the port of an address
+ * @ss: an AF_INET6 address, else taken as AF_INET
+ * @port: the port, host byte order
+ */
+void devmem_set_port(struct sockaddr_storage *ss, unsigned int port)
+{
+	if (ss->ss_family == AF_INET6)
+		((struct sockaddr_in6 *)ss)->sin6_port = htons(port);
+	else
+		((struct sockaddr_in *)ss)->sin_port = htons(port);
+}
+
+/**
+ * devmem_addr_len - length of an address
+ * @ss: an AF_INET6 address, else taken as AF_INET
+ *
+ * Return: the size of struct sockaddr_in6 or of struct sockaddr_in, for
+ * bind() and connect().
+ */
+socklen_t devmem_addr_len(const struct sockaddr_storage *ss)
+{
+	return ss->ss_family == AF_INET6 ? sizeof(struct sockaddr_in6) :
+					   sizeof(struct sockaddr_in);
+}
+
+/**
+ * devmem_now_ns - the monotonic clock
+ *
+ * Return: CLOCK_MONOTONIC in nanoseconds.
+ */
+unsigned long long devmem_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+/**
+ * devmem_now_sec - the monotonic clock in seconds
+ *
+ * Return: CLOCK_MONOTONIC in seconds, with its nanoseconds.
+ */
+double devmem_now_sec(void)
+{
+	return devmem_now_ns() / 1e9;
+}
+
+/**
+ * devmem_mbps - throughput
+ * @bytes: bytes transferred
+ * @secs: in that many seconds
+ *
+ * Return: megabits (10^6 bits) per second, 0 if @secs is not positive.
+ */
+double devmem_mbps(unsigned long long bytes, double secs)
+{
+	return secs > 0 ? bytes * 8 / 1e6 / secs : 0;
+}
+
+/* ---------------------------------------------------------------------- */
+/* /proc, sysfs, commands                                                   */
+/* ---------------------------------------------------------------------- */
+
+/**
+ * devmem_read_counters - read counters of a /proc/net/snmp style file
+ * @path: e.g. "/proc/net/snmp" or "/proc/net/netstat"
+ * @prefix: the group's line prefix with its space, e.g. "Tcp: " or
+ *	"TcpExt: "
+ * @keys: counter names, NULL-terminated
+ * @vals: one value per key; those of keys not found are left alone
+ *
+ * Such a file holds pairs of lines: the counter names of a group, then
+ * their values, both starting with the group's prefix.
+ *
+ * Return: the number of keys found, or a negative errno if @path cannot
+ * be opened.
+ */
+int devmem_read_counters(const char *path, const char *prefix,
+			 const char *const *keys, unsigned long long *vals)
+{
+	char names[4096], values[4096], *n, *v, *sn, *sv;
+	size_t plen = strlen(prefix);
+	int k, found = 0;
+	FILE *f;
+
+	f = fopen(path, "r");
+	if (!f)
+		return -errno;
+	while (fgets(names, sizeof(names), f) &&
+	       fgets(values, sizeof(values), f)) {
+		if (strncmp(names, prefix, plen) ||
+		    strncmp(values, prefix, plen))
+			continue;
+		n = strtok_r(names + plen, "\n ", &sn);
+		v = strtok_r(values + plen, "\n ", &sv);
+		while (n && v) {
+			for (k = 0; keys[k]; k++) {
+				if (strcmp(n, keys[k]))
+					continue;
+				vals[k] = strtoull(v, NULL, 10);
+				found++;
+			}
+			n = strtok_r(NULL, "\n ", &sn);
+			v = strtok_r(NULL, "\n ", &sv);
+		}
+	}
+	fclose(f);
+	return found;
+}
+
+/**
+ * devmem_read_meminfo - read fields of /proc/meminfo
+ * @keys: field names without the colon ("MemFree"), NULL-terminated
+ * @kb: one value per key, in KiB; those of keys not found are left alone
+ *
+ * Return: the number of keys found, or a negative errno if /proc/meminfo
+ * cannot be opened.
+ */
+int devmem_read_meminfo(const char *const *keys, unsigned long long *kb)
+{
+	unsigned long long v;
+	char line[256], key[64];
+	int k, found = 0;
+	FILE *f;
+
+	f = fopen("/proc/meminfo", "r");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%63[^:]: %llu", key, &v) != 2)
+			continue;
+		for (k = 0; keys[k]; k++) {
+			if (strcmp(key, keys[k]))
+				continue;
+			kb[k] = v;
+			found++;
+		}
+	}
+	fclose(f);
+	return found;
+}
+
+/**
+ * devmem_rx_queue_count - number of RX queues of an interface
+ * @ifname: the interface, in the current namespace
+ *
+ * Counts the rx-N entries of /sys/class/net/@ifname/queues.
+ *
+ * Return: the count, or a negative errno.
+ */
+int devmem_rx_queue_count(const char *ifname)
+{
+	char path[PATH_MAX];
+	struct dirent *de;
+	unsigned int q;
+	int n = 0;
+	DIR *dir;
+
+	snprintf(path, sizeof(path), "/sys/class/net/%s/queues", ifname);
+	dir = opendir(path);
+	if (!dir)
+		return -errno;
+	while ((de = readdir(dir)))
+		if (sscanf(de->d_name, "rx-%u", &q) == 1)
+			n++;
+	closedir(dir);
+	return n;
+}
+
+/**
+ * devmem_shell - run a shell command
+ * @fmt: printf format of the command line
+ *
+ * The command line is cut at 511 bytes.
+ *
+ * Return: what system() returned: 0 if the command ran and exited with
+ * status 0, else its wait status or -1.
+ */
+int devmem_shell(const char *fmt, ...)
+{
+	char cmd[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	return system(cmd);
 }

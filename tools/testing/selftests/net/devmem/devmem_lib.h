@@ -4,7 +4,10 @@
  *
  * Raw generic netlink (no libmnl, no libynl), the "netdev" family commands
  * used by devmem TCP (bind-rx, bind-tx, queue-get), the two ethtool netlink
- * requests needed to switch tcp-data-split, and udmabuf creation.
+ * requests needed to switch tcp-data-split, and udmabuf creation; then what
+ * else the devmem test programs share: devmem sendmsg, token ranges and cmsg
+ * checks, the test pattern, command line parsing, the clock, and reading
+ * /proc and sysfs.
  *
  * Error convention: every function returning int returns 0 (or a documented
  * non-negative value) on success and a negative errno on failure.  Errors
@@ -357,5 +360,66 @@ int udmabuf_map(int dmabuf_fd, size_t size, void **addr_out);
 int udmabuf_unmap(void *addr, size_t size);
 /* DMA_BUF_IOCTL_SYNC, DMA_BUF_SYNC_START/END | _READ/_WRITE/_RW. */
 int dmabuf_sync(int dmabuf_fd, __u64 flags);
+
+/* --- devmem sockets ------------------------------------------------------ */
+
+/*
+ * sendmsg() of @iov (iov_base: offsets into the dma-buf) with one
+ * SCM_DEVMEM_DMABUF cmsg naming TX binding @binding_id: bytes or -errno.
+ */
+ssize_t devmem_sendmsg(int fd, __u32 binding_id, const struct iovec *iov,
+		       int niov, int flags);
+/* devmem_sendmsg() with a cmsg payload of @len (<= 8) bytes at @data. */
+ssize_t devmem_sendmsg_cmsg(int fd, const void *data, size_t len,
+			    const struct iovec *iov, int niov, int flags);
+/*
+ * Copy the payload of a devmem RX cmsg (SOL_SOCKET, SCM_DEVMEM_LINEAR or
+ * SCM_DEVMEM_DMABUF, exactly one struct dmabuf_cmsg): 0, or -EPROTO.
+ */
+int devmem_cmsg_get(const struct cmsghdr *cm, struct dmabuf_cmsg *dc);
+/*
+ * Ranges of one SO_DEVMEM_DONTNEED call for the first of @n @tokens:
+ * consecutive numbers merged, at most @max_ranges ranges and @max_tokens
+ * tokens.  Returns the ranges written to @r; *@used gets the tokens taken.
+ */
+int devmem_tokens_pack(const __u32 *tokens, size_t n, struct dmabuf_token *r,
+		       int max_ranges, size_t max_tokens, size_t *used);
+/* Byte (@phase + i) % @period at @p[i], @period <= 256. */
+void devmem_fill_pattern(unsigned char *p, size_t len, unsigned int phase,
+			 unsigned int period);
+
+/* --- command line, clock ------------------------------------------------- */
+
+/* A byte count with an optional K, M or G suffix: 0, or -EINVAL. */
+int devmem_parse_size(const char *s, unsigned long long *out);
+/*
+ * An IPv4 or IPv6 literal into @ss, port 0; a v4-mapped IPv6 address
+ * becomes the IPv4 one.  Returns AF_INET or AF_INET6, or -EINVAL.
+ */
+int devmem_parse_addr(const char *s, struct sockaddr_storage *ss);
+/* Set the port of an AF_INET or AF_INET6 address. */
+void devmem_set_port(struct sockaddr_storage *ss, unsigned int port);
+/* The length of the AF_INET or AF_INET6 address in @ss. */
+socklen_t devmem_addr_len(const struct sockaddr_storage *ss);
+/* CLOCK_MONOTONIC in nanoseconds, and in seconds. */
+unsigned long long devmem_now_ns(void);
+double devmem_now_sec(void);
+/* @bytes in @secs as Mbit/s (0 if @secs is not positive). */
+double devmem_mbps(unsigned long long bytes, double secs);
+
+/* --- /proc, sysfs, commands ---------------------------------------------- */
+
+/*
+ * Counters @keys (NULL-terminated) of the @prefix group ("Tcp: ") of a
+ * /proc/net/snmp style file into @vals: number found, or -errno.
+ */
+int devmem_read_counters(const char *path, const char *prefix,
+			 const char *const *keys, unsigned long long *vals);
+/* /proc/meminfo fields @keys (NULL-terminated) in KiB: number found. */
+int devmem_read_meminfo(const char *const *keys, unsigned long long *kb);
+/* Number of RX queues of @ifname (rx-N in sysfs), or -errno. */
+int devmem_rx_queue_count(const char *ifname);
+/* system() of the printf-formatted command: system()'s result. */
+int devmem_shell(const char *fmt, ...);
 
 #endif /* __DEVMEM_LIB_H */

@@ -28,7 +28,6 @@
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,7 +36,6 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 #include <linux/dma-buf.h>
 #include <linux/errqueue.h>
@@ -79,19 +77,6 @@ static const size_t seg_sizes[] = {
 	131072 + 5, 333, 8191,
 };
 
-/* Write stream bytes @start .. @start + @n - 1 to @p. */
-static void fill_pattern(unsigned char *p, size_t n, size_t start)
-{
-	unsigned int v = start % PATTERN_MOD;
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		p[i] = v;
-		if (++v == PATTERN_MOD)
-			v = 0;
-	}
-}
-
 /* Enter the namespace named by environment variable @env (or @def). */
 static int join_netns(const char *env, const char *def)
 {
@@ -130,25 +115,6 @@ static int wait_fd(int fd, short events, int ms)
 		r = poll(&p, 1, ms);
 	} while (r < 0 && errno == EINTR);
 	return r < 0 ? -errno : r;
-}
-
-static int run_cmd(const char *fmt, ...)
-{
-	char cmd[512];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	return system(cmd);
-}
-
-static double now_sec(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
 /* --- the receiver, a child in the server namespace ------------------------ */
@@ -268,42 +234,6 @@ struct tx_state {
 	unsigned int bogus;	/* repeated or unknown ids, foreign errors */
 };
 
-/*
- * sendmsg of @iov with one SOL_SOCKET / SCM_DEVMEM_DMABUF control message
- * whose payload is the @len bytes at @data. Bytes sent, or -errno.
- */
-static ssize_t devmem_sendmsg_raw(int fd, const void *data, size_t len,
-				  const struct iovec *iov, int niov, int flags)
-{
-	union {
-		char buf[CMSG_SPACE(sizeof(__u64))];
-		struct cmsghdr align;
-	} ctrl;
-	struct msghdr msg = {
-		.msg_iov = (struct iovec *)iov,
-		.msg_iovlen = niov,
-		.msg_control = ctrl.buf,
-		.msg_controllen = CMSG_SPACE(len),
-	};
-	struct cmsghdr *cm;
-	ssize_t r;
-
-	memset(&ctrl, 0, sizeof(ctrl));
-	cm = CMSG_FIRSTHDR(&msg);
-	cm->cmsg_level = SOL_SOCKET;
-	cm->cmsg_type = SCM_DEVMEM_DMABUF;
-	cm->cmsg_len = CMSG_LEN(len);
-	memcpy(CMSG_DATA(cm), data, len);
-	r = sendmsg(fd, &msg, flags);
-	return r < 0 ? -errno : r;
-}
-
-static ssize_t devmem_sendmsg(int fd, __u32 id, const struct iovec *iov,
-			      int niov, int flags)
-{
-	return devmem_sendmsg_raw(fd, &id, sizeof(id), iov, niov, flags);
-}
-
 /* One segment: @len bytes at dma-buf offset @off. */
 static ssize_t devmem_send_one(int fd, __u32 id, size_t off, size_t len,
 			       int flags)
@@ -327,10 +257,10 @@ static int tx_outq(int fd)
 /* tx_outq() once it is 0, or after @sec seconds (the ACK of a FIN). */
 static int tx_outq_settled(int fd, int sec)
 {
-	double end = now_sec() + sec;
+	double end = devmem_now_sec() + sec;
 	int v;
 
-	while ((v = tx_outq(fd)) > 0 && now_sec() < end)
+	while ((v = tx_outq(fd)) > 0 && devmem_now_sec() < end)
 		usleep(10000);
 	return v;
 }
@@ -403,10 +333,10 @@ static int zc_poll(struct tx_state *t, int ms)
 /* Wait up to @sec seconds until every call id has completed. */
 static bool zc_wait_all(struct tx_state *t, int sec)
 {
-	double end = now_sec() + sec;
+	double end = devmem_now_sec() + sec;
 
 	zc_drain(t);
-	while (t->completed < t->calls && now_sec() < end) {
+	while (t->completed < t->calls && devmem_now_sec() < end) {
 		int n = zc_poll(t, 200);
 
 		if (n < 0)
@@ -516,7 +446,7 @@ static int tx_plain(struct tx_state *t, size_t bytes)
 			   sizeof(buf);
 		ssize_t r;
 
-		fill_pattern(buf, n, t->pos);
+		devmem_fill_pattern(buf, n, t->pos % PATTERN_MOD, PATTERN_MOD);
 		r = send(t->fd, buf, n, MSG_NOSIGNAL);
 		if (r <= 0)
 			return r < 0 ? -errno : -EPROTO;
@@ -528,29 +458,11 @@ static int tx_plain(struct tx_state *t, size_t bytes)
 /* TcpRetransSegs of this namespace, or -1. */
 static long tcp_retrans_segs(void)
 {
-	char names[1024], values[1024], *n, *v, *sn, *sv;
-	long val = -1;
-	FILE *f;
+	static const char *const keys[] = { "RetransSegs", NULL };
+	unsigned long long val;
 
-	f = fopen("/proc/net/snmp", "r");
-	if (!f)
+	if (devmem_read_counters("/proc/net/snmp", "Tcp: ", keys, &val) != 1)
 		return -1;
-	while (fgets(names, sizeof(names), f)) {
-		if (strncmp(names, "Tcp:", 4))
-			continue;
-		if (!fgets(values, sizeof(values), f))
-			break;
-		n = strtok_r(names, "\n ", &sn);
-		v = strtok_r(values, "\n ", &sv);
-		while (n && v) {
-			if (!strcmp(n, "RetransSegs"))
-				val = strtol(v, NULL, 10);
-			n = strtok_r(NULL, "\n ", &sn);
-			v = strtok_r(NULL, "\n ", &sv);
-		}
-		break;
-	}
-	fclose(f);
 	return val;
 }
 
@@ -598,7 +510,7 @@ FIXTURE_SETUP(devmem_tx)
 	ASSERT_EQ(0, udmabuf_map(self->dmabuf, TX_BUF_SIZE, &map));
 	self->map = map;
 	/* x86 is coherent: no DMA_BUF_IOCTL_SYNC, as in ncdevmem by default */
-	fill_pattern(self->map, TX_BUF_SIZE, 0);
+	devmem_fill_pattern(self->map, TX_BUF_SIZE, 0, PATTERN_MOD);
 
 	ASSERT_EQ(0, devmem_nl_open(&self->nl));
 	ASSERT_EQ(0, devmem_bind_tx(&self->nl, self->ifindex, self->dmabuf,
@@ -628,13 +540,13 @@ FIXTURE_TEARDOWN(devmem_tx)
 	nl_close(&self->nl2);
 	nl_close(&self->nl);
 	if (self->netem)
-		run_cmd("tc qdisc del dev %s root 2>/dev/null", self->ifname);
+		devmem_shell("tc qdisc del dev %s root 2>/dev/null", self->ifname);
 	if (self->veth)
-		run_cmd("ip link del %s 2>/dev/null", VETH);
+		devmem_shell("ip link del %s 2>/dev/null", VETH);
 	if (self->rss)
-		run_cmd("ethtool -X %s default", self->ifname);
+		devmem_shell("ethtool -X %s default", self->ifname);
 	if (self->sg_off)
-		run_cmd("ethtool -K %s sg on", self->ifname);
+		devmem_shell("ethtool -K %s sg on", self->ifname);
 	if (self->data_split)
 		EXPECT_EQ(0, ethtool_set_tcp_data_split(self->ifindex, false,
 							NULL, 0));
@@ -703,21 +615,10 @@ static int rx_finish(FIXTURE_DATA(devmem_tx) *self, struct rx_report *rep)
 static socklen_t make_addr(struct sockaddr_storage *ss, const char *addr,
 			   int port)
 {
-	struct sockaddr_in6 *s6 = (void *)ss;
-	struct sockaddr_in *s4 = (void *)ss;
-
-	memset(ss, 0, sizeof(*ss));
-	if (inet_pton(AF_INET6, addr, &s6->sin6_addr) == 1) {
-		s6->sin6_family = AF_INET6;
-		s6->sin6_port = htons(port);
-		return sizeof(*s6);
-	}
-	if (inet_pton(AF_INET, addr, &s4->sin_addr) == 1) {
-		s4->sin_family = AF_INET;
-		s4->sin_port = htons(port);
-		return sizeof(*s4);
-	}
-	return 0;
+	if (devmem_parse_addr(addr, ss) < 0)
+		return 0;
+	devmem_set_port(ss, port);
+	return devmem_addr_len(ss);
 }
 
 /*
@@ -844,17 +745,17 @@ TEST_F_TIMEOUT(devmem_tx, bind_tx_errors, FLOW_TIMEOUT)
 	EXPECT_NE(0, self->extack[0]);
 	TH_LOG("lo: \"%s\"", self->extack);
 
-	ASSERT_EQ(0, run_cmd("ip link add %s type veth peer name %s", VETH,
-			     VETH_PEER));
+	ASSERT_EQ(0, devmem_shell("ip link add %s type veth peer name %s", VETH,
+				  VETH_PEER));
 	self->veth = true;
-	ASSERT_EQ(0, run_cmd("ip link set %s up", VETH));
+	ASSERT_EQ(0, devmem_shell("ip link set %s up", VETH));
 	veth = devmem_ifindex(VETH);
 	ASSERT_LT(0, veth);
 	EXPECT_EQ(-EOPNOTSUPP, devmem_bind_tx(&self->nl, veth, self->dmabuf,
 					      NULL, self->extack, EXTACK_LEN));
 	EXPECT_NE(0, self->extack[0]);
 	TH_LOG("veth: \"%s\"", self->extack);
-	EXPECT_EQ(0, run_cmd("ip link del %s", VETH));
+	EXPECT_EQ(0, devmem_shell("ip link del %s", VETH));
 	self->veth = false;
 
 	/* not a dma-buf, no file at all */
@@ -959,13 +860,13 @@ static void tx_stream(struct __test_metadata *_metadata,
 
 	ASSERT_EQ(0, rx_start(self, &o));
 	ASSERT_EQ(0, tx_open(self, ipv4 ? SRV_ADDR4 : SRV_ADDR6, true));
-	start = now_sec();
+	start = devmem_now_sec();
 	ASSERT_EQ(0, tx_devmem(&self->tx, bytes, 0));
 	/* more segments than an skb has frags, in one call */
 	ASSERT_EQ(0, tx_devmem_iovs(&self->tx, 1 << 20, 0, MAX_IOV, MAX_IOV));
 	finish_stream(_metadata, self);
 	TH_LOG("%zu bytes in %u calls, %.1f s", self->tx.pos, self->tx.calls,
-	       now_sec() - start);
+	       devmem_now_sec() - start);
 }
 
 TEST_F_TIMEOUT(devmem_tx, tx_stream_ipv6, FLOW_TIMEOUT)
@@ -1032,11 +933,11 @@ TEST_F_TIMEOUT(devmem_tx, sendmsg_errors, FLOW_TIMEOUT)
 	id16 = id;
 	iov[0].iov_base = NULL;
 	iov[0].iov_len = 1000;
-	EXPECT_EQ(-EINVAL, devmem_sendmsg_raw(fd, &id16, sizeof(id16), iov, 1,
-					      MSG_ZEROCOPY));
+	EXPECT_EQ(-EINVAL, devmem_sendmsg_cmsg(fd, &id16, sizeof(id16), iov, 1,
+					       MSG_ZEROCOPY));
 	id64 = id;
-	EXPECT_EQ(-EINVAL, devmem_sendmsg_raw(fd, &id64, sizeof(id64), iov, 1,
-					      MSG_ZEROCOPY));
+	EXPECT_EQ(-EINVAL, devmem_sendmsg_cmsg(fd, &id64, sizeof(id64), iov, 1,
+					       MSG_ZEROCOPY));
 
 	/* no such binding: 0, never given, unbound */
 	EXPECT_EQ(-EINVAL, devmem_send_one(fd, 0, 0, 1000, MSG_ZEROCOPY));
@@ -1148,14 +1049,14 @@ TEST_F_TIMEOUT(devmem_tx, route_other_nic_enodev, FLOW_TIMEOUT)
 	const char *srv_ns = getenv("SRV_NS") ? : "devmem-srv";
 	struct rx_opts o = { .ipv4 = true };
 
-	ASSERT_EQ(0, run_cmd("ip link add %s type veth peer name %s netns %s",
-			     VETH, VETH_PEER, srv_ns));
+	ASSERT_EQ(0, devmem_shell("ip link add %s type veth peer name %s netns %s",
+				  VETH, VETH_PEER, srv_ns));
 	self->veth = true;
-	ASSERT_EQ(0, run_cmd("ip addr add %s/24 dev %s && ip link set %s up",
-			     VETH_ADDR, VETH, VETH));
-	ASSERT_EQ(0, run_cmd("ip -n %s addr add %s/24 dev %s", srv_ns,
-			     VETH_PEER_ADDR, VETH_PEER));
-	ASSERT_EQ(0, run_cmd("ip -n %s link set %s up", srv_ns, VETH_PEER));
+	ASSERT_EQ(0, devmem_shell("ip addr add %s/24 dev %s && ip link set %s up",
+				  VETH_ADDR, VETH, VETH));
+	ASSERT_EQ(0, devmem_shell("ip -n %s addr add %s/24 dev %s", srv_ns,
+				  VETH_PEER_ADDR, VETH_PEER));
+	ASSERT_EQ(0, devmem_shell("ip -n %s link set %s up", srv_ns, VETH_PEER));
 	ASSERT_EQ(0, rx_start(self, &o));
 	ASSERT_EQ(0, tx_open(self, VETH_PEER_ADDR, true));
 	EXPECT_EQ(-ENODEV, devmem_send_one(self->tx.fd, self->tx.id, 0, 1000,
@@ -1167,7 +1068,7 @@ TEST_F_TIMEOUT(devmem_tx, route_other_nic_enodev, FLOW_TIMEOUT)
 	/* the socket itself is fine: host memory goes through */
 	ASSERT_EQ(0, tx_plain(&self->tx, 1000));
 	finish_stream(_metadata, self);
-	EXPECT_EQ(0, run_cmd("ip link del %s", VETH));
+	EXPECT_EQ(0, devmem_shell("ip link del %s", VETH));
 	self->veth = false;
 }
 
@@ -1295,7 +1196,7 @@ TEST_F_TIMEOUT(devmem_tx, refused_send_paths, FLOW_TIMEOUT)
 
 	/* sg off: the route cannot carry fragments at all */
 	ASSERT_EQ(0, rx_start(self, &o));
-	ASSERT_EQ(0, run_cmd("ethtool -K %s sg off", self->ifname));
+	ASSERT_EQ(0, devmem_shell("ethtool -K %s sg off", self->ifname));
 	self->sg_off = true;
 	ASSERT_EQ(0, tx_open(self, SRV_ADDR6, true));
 	EXPECT_EQ(-EOPNOTSUPP, devmem_send_one(self->tx.fd, self->tx.id, 0,
@@ -1303,7 +1204,7 @@ TEST_F_TIMEOUT(devmem_tx, refused_send_paths, FLOW_TIMEOUT)
 	EXPECT_EQ(0, tx_outq(self->tx.fd));
 	close(self->tx.fd);
 	self->tx.fd = -1;
-	EXPECT_EQ(0, run_cmd("ethtool -K %s sg on", self->ifname));
+	EXPECT_EQ(0, devmem_shell("ethtool -K %s sg on", self->ifname));
 	self->sg_off = false;
 	ASSERT_EQ(0, rx_finish(self, &rep));
 	EXPECT_EQ(0, rep.bytes);
@@ -1330,8 +1231,8 @@ TEST_F_TIMEOUT(devmem_tx, rx_binding_id_einval, FLOW_TIMEOUT)
 			     q, &qi))
 		q = 0;
 	if (q) {
-		ASSERT_EQ(0, run_cmd("ethtool -X %s weight 1 0",
-				     self->ifname));
+		ASSERT_EQ(0, devmem_shell("ethtool -X %s weight 1 0",
+					  self->ifname));
 		self->rss = true;
 	}
 	rxbuf = udmabuf_create(RX_BUF_SIZE, NULL);
@@ -1358,7 +1259,7 @@ TEST_F_TIMEOUT(devmem_tx, rx_binding_id_einval, FLOW_TIMEOUT)
 		TH_LOG("tcp-data-split off: %s", self->extack);
 	self->data_split = false;
 	if (self->rss)
-		EXPECT_EQ(0, run_cmd("ethtool -X %s default", self->ifname));
+		EXPECT_EQ(0, devmem_shell("ethtool -X %s default", self->ifname));
 	self->rss = false;
 }
 
@@ -1476,8 +1377,8 @@ TEST_F_TIMEOUT(devmem_tx, netem_loss_retransmits, FLOW_TIMEOUT)
 	struct rx_opts o = {};
 	long before, after;
 
-	ASSERT_EQ(0, run_cmd("tc qdisc add dev %s root netem loss 5%%",
-			     self->ifname));
+	ASSERT_EQ(0, devmem_shell("tc qdisc add dev %s root netem loss 5%%",
+				  self->ifname));
 	self->netem = true;
 	before = tcp_retrans_segs();
 	ASSERT_LE(0, before);
@@ -1488,7 +1389,7 @@ TEST_F_TIMEOUT(devmem_tx, netem_loss_retransmits, FLOW_TIMEOUT)
 	after = tcp_retrans_segs();
 	TH_LOG("%ld segments retransmitted", after - before);
 	EXPECT_LT(before, after);
-	EXPECT_EQ(0, run_cmd("tc qdisc del dev %s root", self->ifname));
+	EXPECT_EQ(0, devmem_shell("tc qdisc del dev %s root", self->ifname));
 	self->netem = false;
 }
 

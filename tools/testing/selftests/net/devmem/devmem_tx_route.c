@@ -34,24 +34,11 @@
 /* sendmsg(MSG_ZEROCOPY) of dma-buf bytes [0, 4096) of binding @id. */
 static int devmem_send_page(int fd, __u32 id)
 {
-	union {
-		char buf[CMSG_SPACE(sizeof(__u32))];
-		struct cmsghdr align;
-	} ctrl = {};
 	struct iovec iov = { .iov_base = (void *)0, .iov_len = 4096 };
-	struct msghdr msg = {
-		.msg_iov = &iov,
-		.msg_iovlen = 1,
-		.msg_control = ctrl.buf,
-		.msg_controllen = sizeof(ctrl.buf),
-	};
-	struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
+	ssize_t r;
 
-	cm->cmsg_level = SOL_SOCKET;
-	cm->cmsg_type = SCM_DEVMEM_DMABUF;
-	cm->cmsg_len = CMSG_LEN(sizeof(__u32));
-	memcpy(CMSG_DATA(cm), &id, sizeof(id));
-	return sendmsg(fd, &msg, MSG_ZEROCOPY | MSG_DONTWAIT) < 0 ? -errno : 0;
+	r = devmem_sendmsg(fd, id, &iov, 1, MSG_ZEROCOPY | MSG_DONTWAIT);
+	return r < 0 ? r : 0;
 }
 
 /* A zerocopy TCP socket connecting (non-blocking) to PEER_ADDR. */
@@ -76,14 +63,6 @@ static int connect_via_route_nic(void)
 	return fd;
 }
 
-static int ip_cmd(const char *fmt, const char *nic)
-{
-	char cmd[256];
-
-	snprintf(cmd, sizeof(cmd), fmt, nic);
-	return system(cmd);
-}
-
 FIXTURE(other_nic) {
 	const char *tx_nic;
 	const char *route_nic;
@@ -100,8 +79,9 @@ FIXTURE_SETUP(other_nic)
 	self->dmabuf = -1;
 	ASSERT_NE(NULL, self->tx_nic);
 	ASSERT_NE(NULL, self->route_nic);
-	ASSERT_EQ(0, ip_cmd("ip addr add " ROUTE_ADDR " dev %s", self->route_nic));
-	ASSERT_EQ(0, ip_cmd("ip link set %s up", self->route_nic));
+	ASSERT_EQ(0, devmem_shell("ip addr add " ROUTE_ADDR " dev %s",
+				  self->route_nic));
+	ASSERT_EQ(0, devmem_shell("ip link set %s up", self->route_nic));
 	ASSERT_EQ(0, devmem_nl_open(&self->nl));
 	self->dmabuf = udmabuf_create(DMABUF_SIZE, NULL);
 	ASSERT_LE(0, self->dmabuf);
@@ -116,8 +96,8 @@ FIXTURE_TEARDOWN(other_nic)
 	nl_close(&self->nl);
 	if (self->dmabuf >= 0)
 		close(self->dmabuf);
-	ip_cmd("ip addr flush dev %s", self->route_nic);
-	ip_cmd("ip link set %s down", self->route_nic);
+	devmem_shell("ip addr flush dev %s", self->route_nic);
+	devmem_shell("ip link set %s down", self->route_nic);
 }
 
 /* Bound to TX_NIC, routed through ROUTE_NIC: -ENODEV, nothing queued. */

@@ -8,10 +8,8 @@
  * is tested by bind_rx.
  */
 #define _GNU_SOURCE
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,23 +29,6 @@
 static int find_igb(char *name, size_t len)
 {
 	return devmem_find_driver_iface("igb", name, len);
-}
-
-static int count_rx_queues(const char *ifname)
-{
-	char path[PATH_MAX];
-	struct dirent *de;
-	int n = 0;
-	DIR *dir;
-
-	snprintf(path, sizeof(path), "/sys/class/net/%s/queues", ifname);
-	dir = opendir(path);
-	if (!dir)
-		return -1;
-	while ((de = readdir(dir)))
-		n += !strncmp(de->d_name, "rx-", 3);
-	closedir(dir);
-	return n;
 }
 
 struct queue_count {
@@ -107,7 +88,7 @@ FIXTURE_SETUP(netdev_nl)
 	ASSERT_EQ(0, devmem_nl_open(&self->nl));
 	self->ifindex = find_igb(self->ifname, sizeof(self->ifname));
 	ASSERT_LT(0, self->ifindex) TH_LOG("no igb interface");
-	self->rx_queues = count_rx_queues(self->ifname);
+	self->rx_queues = devmem_rx_queue_count(self->ifname);
 	ASSERT_LT(0, self->rx_queues);
 	self->dmabuf = udmabuf_create(4 << 20, &self->memfd);
 	ASSERT_LE(0, self->dmabuf) TH_LOG("udmabuf: %s", strerror(-self->dmabuf));
