@@ -33,7 +33,11 @@
 #include <linux/dma-buf.h>
 #include <linux/tcp.h>
 
+/* The harness' own SIGALRM handler has an unused parameter (-Wextra). */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-parameter"
 #include "../../kselftest_harness.h"
+#pragma GCC diagnostic pop
 #include "devmem_lib.h"
 
 #define EXTACK_LEN	256
@@ -438,6 +442,7 @@ static int start_flow(struct __test_metadata *_metadata,
 		      FIXTURE_DATA(devmem_rx) *self,
 		      const struct client_opts *o)
 {
+	(void)_metadata;
 	self->client = client_start(o);
 	if (self->client <= 0)
 		return -1;
@@ -478,11 +483,11 @@ TEST_F_TIMEOUT(devmem_rx, stream_lands_in_dmabuf_ipv6, FLOW_TIMEOUT)
 	ASSERT_LE(0, start_flow(_metadata, self, &o));
 	ASSERT_EQ(0, devmem_recv_all(self->fd, self->map, &st, o.bytes, false));
 	EXPECT_EQ(o.bytes, st.pos);
-	EXPECT_EQ(0, st.bad);
+	EXPECT_EQ(0U, st.bad);
 	EXPECT_FALSE(st.bad_id);
 	/* the payload went through the dma-buf, not host memory */
 	EXPECT_LT(o.bytes * 9 / 10, st.dmabuf_bytes);
-	EXPECT_LT(0, st.frags);
+	EXPECT_LT(0U, st.frags);
 	TH_LOG("%zu bytes: %zu in the dma-buf (%zu frags), %zu linear, %zu host",
 	       st.pos, st.dmabuf_bytes, st.frags, st.linear_bytes,
 	       st.host_bytes);
@@ -499,7 +504,7 @@ TEST_F_TIMEOUT(devmem_rx, stream_lands_in_dmabuf_ipv4, FLOW_TIMEOUT)
 	ASSERT_LE(0, start_flow(_metadata, self, &o));
 	ASSERT_EQ(0, devmem_recv_all(self->fd, self->map, &st, o.bytes, false));
 	EXPECT_EQ(o.bytes, st.pos);
-	EXPECT_EQ(0, st.bad);
+	EXPECT_EQ(0U, st.bad);
 	EXPECT_LT(o.bytes * 9 / 10, st.dmabuf_bytes);
 	EXPECT_EQ(0, finish_flow(self));
 	free(st.tokens);
@@ -544,7 +549,7 @@ TEST_F_TIMEOUT(devmem_rx, four_flows, FLOW_TIMEOUT)
 	}
 	for (i = 0; i < MAX_FLOWS; i++) {
 		EXPECT_EQ(o.bytes, st[i].pos);
-		EXPECT_EQ(0, st[i].bad);
+		EXPECT_EQ(0U, st[i].bad);
 		EXPECT_LT(o.bytes / 2, st[i].dmabuf_bytes);
 		EXPECT_EQ(0, client_wait(pids[i]));
 		free(st[i].tokens);
@@ -563,7 +568,7 @@ TEST_F_TIMEOUT(devmem_rx, small_padded_frames, FLOW_TIMEOUT)
 	ASSERT_LE(0, start_flow(_metadata, self, &o));
 	ASSERT_EQ(0, devmem_recv_all(self->fd, self->map, &st, o.bytes, false));
 	EXPECT_EQ(o.bytes, st.pos);
-	EXPECT_EQ(0, st.bad);
+	EXPECT_EQ(0U, st.bad);
 	EXPECT_EQ(o.bytes, st.linear_bytes + st.host_bytes);
 }
 
@@ -581,7 +586,7 @@ TEST_F_TIMEOUT(devmem_rx, plain_recv_gets_efault, FLOW_TIMEOUT)
 	/* the bytes are still there for a devmem read */
 	ASSERT_EQ(0, devmem_recv_all(self->fd, self->map, &st, o.bytes, false));
 	EXPECT_EQ(o.bytes, st.pos);
-	EXPECT_EQ(0, st.bad);
+	EXPECT_EQ(0U, st.bad);
 }
 
 /* A control buffer without room for one message: ENOSPC, no truncation. */
@@ -610,7 +615,7 @@ TEST_F_TIMEOUT(devmem_rx, cmsg_buffer_too_small, FLOW_TIMEOUT)
 	EXPECT_EQ(EINVAL, errno);
 	ASSERT_EQ(0, devmem_recv_all(self->fd, self->map, &st, o.bytes, false));
 	EXPECT_EQ(o.bytes, st.pos);
-	EXPECT_EQ(0, st.bad);
+	EXPECT_EQ(0U, st.bad);
 }
 
 TEST_F_TIMEOUT(devmem_rx, dontneed_bad_input, FLOW_TIMEOUT)
@@ -648,7 +653,7 @@ TEST_F_TIMEOUT(devmem_rx, dontneed_bad_input, FLOW_TIMEOUT)
 	/* hold a few tokens, free one twice and one that does not exist */
 	ASSERT_EQ(0, devmem_recv_all(self->fd, self->map, &st, 64 << 10,
 				     true));
-	ASSERT_LT(0, st.ntokens);
+	ASSERT_LT(0U, st.ntokens);
 	token = st.tokens[0];
 	t[0].token_start = token;
 	t[0].token_count = 1;
@@ -669,7 +674,7 @@ TEST_F_TIMEOUT(devmem_rx, dontneed_bad_input, FLOW_TIMEOUT)
 	st.ntokens--;
 	EXPECT_EQ((long)st.ntokens, free_tokens(self->fd, &st));
 	ASSERT_EQ(0, devmem_recv_all(self->fd, self->map, &st, o.bytes, false));
-	EXPECT_EQ(0, st.bad);
+	EXPECT_EQ(0U, st.bad);
 	free(st.tokens);
 }
 
@@ -702,7 +707,7 @@ TEST_F_TIMEOUT(devmem_rx, dontneed_stops_at_1024, FLOW_TIMEOUT)
 	EXPECT_EQ(held, freed);
 	st.ntokens = 0;
 	ASSERT_EQ(0, devmem_recv_all(self->fd, self->map, &st, o.bytes, false));
-	EXPECT_EQ(0, st.bad);
+	EXPECT_EQ(0U, st.bad);
 	free(st.tokens);
 }
 
@@ -714,7 +719,7 @@ TEST_F_TIMEOUT(devmem_rx, close_with_tokens_held, FLOW_TIMEOUT)
 
 	ASSERT_LE(0, start_flow(_metadata, self, &o));
 	ASSERT_EQ(0, devmem_recv_all(self->fd, self->map, &st, 2 << 20, true));
-	EXPECT_LT(0, st.ntokens);
+	EXPECT_LT(0U, st.ntokens);
 	close(self->fd);
 	self->fd = -1;
 	free(st.tokens);
@@ -743,9 +748,9 @@ TEST_F_TIMEOUT(devmem_rx, unbind_while_flow_runs, FLOW_TIMEOUT)
 	EXPECT_EQ(held, free_tokens(self->fd, &st));
 	ASSERT_EQ(0, devmem_recv_all(self->fd, self->map, &st, o.bytes, false));
 	EXPECT_EQ(o.bytes, st.pos);
-	EXPECT_EQ(0, st.bad);
+	EXPECT_EQ(0U, st.bad);
 	/* after the restart the payload is host memory again */
-	EXPECT_LT(0, st.host_bytes);
+	EXPECT_LT(0U, st.host_bytes);
 	TH_LOG("%zu bytes in the dma-buf, %zu in host memory after unbind",
 	       st.dmabuf_bytes, st.host_bytes);
 	free(st.tokens);
@@ -759,7 +764,7 @@ TEST_F_TIMEOUT(devmem_rx, unbind_then_close_with_tokens, FLOW_TIMEOUT)
 
 	ASSERT_LE(0, start_flow(_metadata, self, &o));
 	ASSERT_EQ(0, devmem_recv_all(self->fd, self->map, &st, 1 << 20, true));
-	EXPECT_LT(0, st.ntokens);
+	EXPECT_LT(0U, st.ntokens);
 	nl_close(&self->nl);
 	close(self->fd);
 	self->fd = -1;
@@ -781,7 +786,7 @@ TEST_F_TIMEOUT(devmem_rx, splice_fails, FLOW_TIMEOUT)
 	close(p[0]);
 	close(p[1]);
 	ASSERT_EQ(0, devmem_recv_all(self->fd, self->map, &st, o.bytes, false));
-	EXPECT_EQ(0, st.bad);
+	EXPECT_EQ(0U, st.bad);
 }
 
 TEST_F_TIMEOUT(devmem_rx, zerocopy_receive_maps_nothing, FLOW_TIMEOUT)
@@ -804,11 +809,11 @@ TEST_F_TIMEOUT(devmem_rx, zerocopy_receive_maps_nothing, FLOW_TIMEOUT)
 	TH_LOG("TCP_ZEROCOPY_RECEIVE: %d (%s), length %u, skip hint %u, err %d",
 	       r, r ? strerror(errno) : "ok", zc.length, zc.recv_skip_hint,
 	       zc.err);
-	EXPECT_EQ(0, r ? 0 : zc.length);
+	EXPECT_EQ(0U, r ? 0 : zc.length);
 	munmap(addr, len);
 	ASSERT_EQ(0, devmem_recv_all(self->fd, self->map, &st, o.bytes, false));
 	EXPECT_EQ(o.bytes, st.pos);
-	EXPECT_EQ(0, st.bad);
+	EXPECT_EQ(0U, st.bad);
 }
 
 /* Times the page pools of the NIC found their provider empty. */
@@ -855,7 +860,7 @@ TEST_F_TIMEOUT(devmem_rx, provider_runs_dry_and_recovers, FLOW_TIMEOUT)
 	held = st.ntokens;
 	TH_LOG("stalled after %zu bytes, %ld tokens held", st.pos, held);
 	/* the whole dma-buf is with us, but for the ring's share */
-	EXPECT_LT(DMABUF_SIZE / 4096 / 2, held);
+	EXPECT_LT((long)(DMABUF_SIZE / 4096 / 2), held);
 	EXPECT_LT(fails, pp_alloc_fails(self->ifname));
 
 	EXPECT_EQ(held, free_tokens(self->fd, &st));
@@ -863,7 +868,7 @@ TEST_F_TIMEOUT(devmem_rx, provider_runs_dry_and_recovers, FLOW_TIMEOUT)
 				sizeof(wait)));
 	ASSERT_EQ(0, devmem_recv_all(self->fd, self->map, &st, o.bytes, false));
 	EXPECT_EQ(o.bytes, st.pos);
-	EXPECT_EQ(0, st.bad);
+	EXPECT_EQ(0U, st.bad);
 	EXPECT_EQ(0, finish_flow(self));
 	free(st.tokens);
 	free(buf);

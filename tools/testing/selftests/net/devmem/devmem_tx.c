@@ -1192,7 +1192,7 @@ TEST_F_TIMEOUT(devmem_tx, refused_send_paths, FLOW_TIMEOUT)
 	close(fd);
 	self->tx.fd = -1;
 	ASSERT_EQ(0, rx_finish(self, &rep));
-	EXPECT_EQ(0, rep.bytes);
+	EXPECT_EQ(0ULL, rep.bytes);
 
 	/* sg off: the route cannot carry fragments at all */
 	ASSERT_EQ(0, rx_start(self, &o));
@@ -1207,7 +1207,7 @@ TEST_F_TIMEOUT(devmem_tx, refused_send_paths, FLOW_TIMEOUT)
 	EXPECT_EQ(0, devmem_shell("ethtool -K %s sg on", self->ifname));
 	self->sg_off = false;
 	ASSERT_EQ(0, rx_finish(self, &rep));
-	EXPECT_EQ(0, rep.bytes);
+	EXPECT_EQ(0ULL, rep.bytes);
 }
 
 /* --- an RX binding's id --------------------------------------------------- */

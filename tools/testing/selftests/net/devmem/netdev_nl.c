@@ -20,7 +20,11 @@
 #include <net/if.h>
 #include <linux/capability.h>
 
+/* The harness' own SIGALRM handler has an unused parameter (-Wextra). */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-parameter"
 #include "../../kselftest_harness.h"
+#pragma GCC diagnostic pop
 #include "devmem_lib.h"
 
 #define EXTACK_LEN	256
