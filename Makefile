@@ -5,6 +5,7 @@
 #   make vm CMD=..  run one command in the guest (FLAVOR=debug|prod)
 #   make refresh    write commits made in build/linux back to patches/
 #   make check-nodevmem  build and boot with CONFIG_NET_DEVMEM off
+#   make bench      measure what devmem saves (build/bench/results.md)
 #
 # See README.md.
 
@@ -25,11 +26,11 @@ CONFIGS_debug := x86_64_defconfig devmem.config devmem-debug.config
 CONFIGS_prod  := x86_64_defconfig devmem.config
 CONFIGS_nodevmem := x86_64_defconfig devmem.config devmem-off.config
 
-.PHONY: all deps tree config kernel selftests vm demo check check-nodevmem refresh clean help
+.PHONY: all deps tree config kernel selftests vm demo check check-nodevmem bench refresh clean help
 .DEFAULT_GOAL := help
 
 help:
-	@sed -n '2,10p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '2,11p' Makefile | sed 's/^# \{0,1\}//'
 
 # Installs the packages below as root when any is missing (apt-get).
 deps:
@@ -66,6 +67,13 @@ check:
 check-nodevmem:
 	@$(MAKE) -s FLAVOR=nodevmem kernel
 	@FLAVOR=nodevmem VM_KMEMLEAK=0 $(TOP)/vm/run -- $(TOP)/vm/nodevmem-guest.sh
+
+# Two boots of the production kernel, one under -icount and one counting
+# instructions: RX bounce / plain / devmem, TX copy / zerocopy / devmem,
+# token return, flows, bind sizes (mk/bench.sh).
+bench:
+	@$(MAKE) -s FLAVOR=prod kernel selftests
+	@FLAVOR=prod $(TOP)/mk/bench.sh
 
 refresh:
 	@$(TOP)/mk/refresh.sh

@@ -6,7 +6,7 @@ set -euo pipefail
 PKGS=(linux-source-6.1 build-essential bc bison flex libelf-dev libssl-dev
       dwarves cpio xz-utils rsync ccache git python3 kmod
       iproute2 iputils-ping ethtool tcpdump socat procps util-linux
-      busybox-static)
+      busybox-static gnuplot-nox)
 BACKPORTS_LIST=/etc/apt/sources.list.d/devmem-bookworm-backports.list
 QEMU_MIN=8.2
 

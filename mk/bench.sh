@@ -1,0 +1,92 @@
+#!/bin/bash
+# make bench: measure devmem TCP against bounce buffers in the QEMU guest,
+# then turn the raw results into build/bench/results.md (printed) and
+# build/bench/rx.png (mk/bench-report.py, gnuplot).
+#
+# Two boots of the production kernel run the same interleaved rounds
+# (vm/bench-guest.sh):
+#
+# 1. "icount": single-threaded TCG with -icount (VM_ICOUNT, default
+#    "shift=0,sleep=off": one guest instruction is one nanosecond of guest
+#    time, idle time is skipped), so guest time, throughput and the CPU time
+#    the guest accounts depend on the instructions executed, not on the
+#    host's load. Every section: RX and TX modes, token return, flows, bind.
+# 2. "insn": multi-threaded TCG with the QEMU plugin vm/insn-count.c, which
+#    counts the instructions each vCPU executes (receiver and sender apart).
+#    RX and TX modes and flows only. It cannot share the first boot: with
+#    -icount's single TCG thread, QEMU 10.0 counts a block's instructions for
+#    the vCPU that translated it, whichever vCPU runs it. BENCH_INSN=0
+#    leaves this boot out.
+#
+# Both boots hide ERMS and FSRM from the guest (VM_CPU): with them the
+# kernel and glibc copy with REP MOVSB, which -icount charges one
+# instruction (1 ns) per byte and the plugin one per instruction, whatever
+# its length; without them copies are loops of moves, counted alike.
+#
+# Knobs: BENCH_REPS (5), BENCH_MIB (256), BENCH_FLOW_REPS (3),
+# BENCH_BIND_SIZES ("16M 64M 256M 1G"), BENCH_INSN (1), VM_ICOUNT, VM_CPU,
+# VM_MEM (6G), VM_TIMEOUT (3000 per boot).
+set -uo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+build=${BUILD:-$top/build}
+flavor=${FLAVOR:-prod}
+out=$build/bench
+raw=$out/raw
+icount=${VM_ICOUNT:-shift=0,sleep=off}
+cpu=${VM_CPU:-max,la57=off,-erms,-fsrm}
+reps=${BENCH_REPS:-5}
+mib=${BENCH_MIB:-256}
+flow_reps=${BENCH_FLOW_REPS:-3}
+bind_sizes=${BENCH_BIND_SIZES:-16M 64M 256M 1G}
+tests=$build/selftests/net/devmem
+
+rm -rf "$raw"
+mkdir -p "$raw"/icount "$raw"/insn
+rm -f "$out"/insn.log "$out"/results.md "$out"/rx.png "$out"/rx.dat "$out"/rx.gp
+
+# boot NAME SECTIONS [VAR=VALUE...]: one guest run of vm/bench-guest.sh
+boot()
+{
+	local name=$1 sections=$2 start rc
+
+	shift 2
+	start=$(date +%s)
+	env "$@" FLAVOR="$flavor" VM_CPU="$cpu" VM_MEM="${VM_MEM:-6G}" \
+		VM_APPEND="udmabuf.size_limit_mb=2048 ${VM_APPEND:-}" \
+		VM_KMEMLEAK=0 VM_TIMEOUT="${VM_TIMEOUT:-3000}" \
+		"$top"/vm/run -l "$build"/vm/bench-"$name" -- \
+		"$top"/vm/bench-guest.sh "$tests" "$raw/$name" "$reps" "$mib" \
+		"$flow_reps" "$bind_sizes" "$sections"
+	rc=$?
+	{
+		echo "guest_run_host_seconds: $(( $(date +%s) - start ))"
+		echo "vm_cpu: $cpu"
+	} >> "$raw/$name"/env
+	echo "bench: $name boot took $(( $(date +%s) - start )) s (host clock)"
+	[ $rc -eq 0 ] || echo "bench: the $name boot failed (exit $rc)" >&2
+	return $rc
+}
+
+start=$(date +%s)
+echo "bench: boot 1 of 2: the $flavor kernel under TCG with -icount $icount"
+boot icount "modes tokens flows bind" VM_ICOUNT="$icount" VM_PLUGIN= || exit 1
+echo "icount: $icount" >> "$raw"/icount/env
+
+if [ "${BENCH_INSN:-1}" != 0 ]; then
+	gcc -O2 -Wall -shared -fPIC -fvisibility=hidden \
+		-o "$out"/insn-count.so "$top"/vm/insn-count.c || exit 1
+	echo "bench: boot 2 of 2: multi-threaded TCG, counting instructions per vCPU"
+	boot insn "modes flows" VM_ICOUNT= \
+		VM_PLUGIN="file=$out/insn-count.so,out=$out/insn.log" || exit 1
+fi
+echo "bench: both boots took $(( $(date +%s) - start )) s" |
+	tee "$raw"/total_time
+
+python3 "$top"/mk/bench-report.py "$raw" "$out" || exit 1
+if command -v gnuplot >/dev/null; then
+	gnuplot "$out"/rx.gp || echo "bench: gnuplot failed, no $out/rx.png" >&2
+else
+	echo "bench: gnuplot missing (make deps), no $out/rx.png" >&2
+fi
+cat "$out"/results.md
+echo "bench: results in $out/results.md, plot in $out/rx.png"
