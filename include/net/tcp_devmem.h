@@ -98,9 +98,12 @@ static inline bool tcp_devmem_can_append(const struct sk_buff *skb,
  * @flags: recvmsg flags
  *
  * Without MSG_SOCK_DEVMEM device memory cannot be received: nothing is
- * copied and the caller fails with -EFAULT.
+ * copied and the caller fails with -EFAULT. Every failure of a devmem
+ * receive is -EFAULT as well (full control buffer, MSG_PEEK, no token
+ * left), as mainline reports it: programs written for mainline test for
+ * that errno alone.
  *
- * Return: 0 with *@used updated, or a negative errno.
+ * Return: 0 with *@used updated, or -EFAULT.
  */
 static inline int tcp_recv_unreadable(struct sock *sk,
 				      const struct sk_buff *skb, u32 offset,
@@ -113,7 +116,7 @@ static inline int tcp_recv_unreadable(struct sock *sk,
 		return -EFAULT;
 	ret = tcp_devmem_recv_skb(sk, skb, offset, msg, *used, flags);
 	if (ret < 0)
-		return ret;
+		return -EFAULT;
 	*used = ret;
 	return 0;
 }

@@ -197,7 +197,7 @@ static int net_devmem_add_chunk(struct net_devmem_dmabuf_binding *binding,
 		return -EINVAL;
 	}
 
-	owner = kzalloc_node(sizeof(*owner), GFP_KERNEL, nid);
+	owner = kzalloc_node(sizeof(*owner), GFP_KERNEL_ACCOUNT, nid);
 	if (!owner)
 		return -ENOMEM;
 	owner->area.base_virtual = offset;
@@ -205,7 +205,8 @@ static int net_devmem_add_chunk(struct net_devmem_dmabuf_binding *binding,
 	owner->base_dma_addr = dma_addr;
 	owner->binding = binding;
 	owner->area.niovs = kvcalloc(owner->area.num_niovs,
-				     sizeof(*owner->area.niovs), GFP_KERNEL);
+				     sizeof(*owner->area.niovs),
+				     GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL);
 	if (!owner->area.niovs) {
 		kfree(owner);
 		return -ENOMEM;
@@ -254,7 +255,9 @@ static int net_devmem_map_dmabuf(struct net_devmem_dmabuf_binding *binding,
 		/* the vector covers the dma-buf; the mapping must fit in it */
 		binding->num_pages = binding->dmabuf->size >> PAGE_SHIFT;
 		binding->tx_vec = kvcalloc(binding->num_pages,
-					   sizeof(*binding->tx_vec), GFP_KERNEL);
+					   sizeof(*binding->tx_vec),
+					   GFP_KERNEL_ACCOUNT |
+					   __GFP_RETRY_MAYFAIL);
 		if (!binding->tx_vec)
 			return -ENOMEM;
 	} else {
@@ -308,7 +311,7 @@ net_devmem_bind_dmabuf(struct net_device *dev,
 		return ERR_CAST(dmabuf);
 	}
 
-	binding = kzalloc_node(sizeof(*binding), GFP_KERNEL,
+	binding = kzalloc_node(sizeof(*binding), GFP_KERNEL_ACCOUNT,
 			       dev_to_node(&dev->dev));
 	if (!binding) {
 		dma_buf_put(dmabuf);

@@ -102,6 +102,24 @@ static int netdev_nl_dev_get_doit(struct sk_buff *skb, struct genl_info *info)
 	return genlmsg_reply(rsp, info);
 }
 
+/* The device of @net with the lowest ifindex not below @ifindex, or NULL.
+ * 6.1 lists a namespace's devices in the order they were registered, not
+ * by ifindex (a device can be created with any free ifindex), while a dump
+ * resumes by ifindex: so dumps walk the devices in ifindex order. Needs
+ * RTNL.
+ */
+static struct net_device *netdev_nl_dev_from(struct net *net,
+					     unsigned long ifindex)
+{
+	struct net_device *netdev, *found = NULL;
+
+	for_each_netdev(net, netdev)
+		if (netdev->ifindex >= ifindex &&
+		    (!found || netdev->ifindex < found->ifindex))
+			found = netdev;
+	return found;
+}
+
 static int netdev_nl_dev_get_dumpit(struct sk_buff *skb,
 				    struct netlink_callback *cb)
 {
@@ -110,9 +128,8 @@ static int netdev_nl_dev_get_dumpit(struct sk_buff *skb,
 	int err = 0;
 
 	rtnl_lock();
-	for_each_netdev(net, netdev) {
-		if (netdev->ifindex < cb->args[0])
-			continue;
+	for (netdev = netdev_nl_dev_from(net, cb->args[0]); netdev;
+	     netdev = netdev_nl_dev_from(net, netdev->ifindex + 1UL)) {
 		err = netdev_nl_dev_fill(skb, netdev,
 					 NETLINK_CB(cb->skb).portid,
 					 cb->nlh->nlmsg_seq, NLM_F_MULTI);
@@ -258,9 +275,8 @@ static int netdev_nl_queue_get_dumpit(struct sk_buff *skb,
 		else
 			err = -ENODEV;
 	} else {
-		for_each_netdev(net, netdev) {
-			if (netdev->ifindex < cb->args[0])
-				continue;
+		for (netdev = netdev_nl_dev_from(net, cb->args[0]); netdev;
+		     netdev = netdev_nl_dev_from(net, netdev->ifindex + 1UL)) {
 			if (netdev->ifindex > cb->args[0]) {
 				cb->args[0] = netdev->ifindex;
 				cb->args[1] = 0;

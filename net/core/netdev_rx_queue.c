@@ -111,7 +111,7 @@ int net_mp_open_rxq(struct net_device *dev, unsigned int rxq_idx,
 		return -ENETDOWN;
 	}
 	if (dev_xdp_prog_count(dev)) {
-		NL_SET_ERR_MSG(extack, "An XDP program is attached to the device");
+		NL_SET_ERR_MSG(extack, "unable to bind dmabuf to device with XDP program attached");
 		return -EEXIST;
 	}
 
@@ -195,4 +195,24 @@ void net_mp_close_rxq(struct net_device *dev, unsigned int rxq_idx,
 	err = netdev_rx_queue_restart(dev, rxq_idx);
 	if (err)
 		netdev_rx_queue_park(dev, rxq_idx, err);
+}
+
+/**
+ * netdev_has_mp_rxq() - does an RX queue of a device run on a memory provider?
+ * @dev: the device, under RTNL
+ *
+ * Whatever would read or rewrite received payload in place (XDP) cannot
+ * work on such a queue.
+ *
+ * Return: true when some RX queue of @dev has a memory provider.
+ */
+bool netdev_has_mp_rxq(const struct net_device *dev)
+{
+	unsigned int i;
+
+	ASSERT_RTNL();
+	for (i = 0; i < dev->num_rx_queues; i++)
+		if (dev->_rx[i].mp_params.mp_ops)
+			return true;
+	return false;
 }

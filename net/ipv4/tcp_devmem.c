@@ -23,7 +23,9 @@
  * addresses to the NIC. tcp_devmem_tx_start() checks the call first.
  */
 
+#include <linux/if_ether.h>
 #include <linux/kernel.h>
+#include <linux/netdevice.h>
 #include <linux/skbuff.h>
 #include <linux/slab.h>
 #include <linux/socket.h>
@@ -46,8 +48,9 @@
  */
 void tcp_devmem_init_sock(struct sock *sk)
 {
+	/* Token 0 is never valid: ids start at 1, as mainline's do. */
 	xa_init_flags(&tcp_sk(sk)->devmem_tokens,
-		      XA_FLAGS_ALLOC | XA_FLAGS_LOCK_BH);
+		      XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_BH);
 }
 
 /**
@@ -63,10 +66,11 @@ void tcp_devmem_release_tokens(struct sock *sk)
 	struct net_iov *niov;
 	unsigned long token;
 
-	xa_for_each(tokens, token, niov) {
-		xa_erase_bh(tokens, token);
+	/* One walk, and the table is freed whole after it: a socket may hold
+	 * every page of a large binding.
+	 */
+	xa_for_each(tokens, token, niov)
 		net_iov_put(niov);
-	}
 	xa_destroy(tokens);
 }
 
@@ -121,7 +125,8 @@ static int tcp_devmem_recv_frag(struct sock *sk, const skb_frag_t *frag,
 		return -ENOSPC;
 
 	net_iov_get(niov);
-	err = xa_alloc_bh(tokens, &token, niov, xa_limit_31b, GFP_KERNEL);
+	err = xa_alloc_bh(tokens, &token, niov, xa_limit_31b,
+			  GFP_KERNEL_ACCOUNT);
 	if (err) {
 		net_iov_put(niov);
 		return err == -EBUSY ? -ENOBUFS : err;
@@ -279,6 +284,22 @@ int tcp_devmem_dontneed(struct sock *sk, sockptr_t optval,
 	return freed;
 }
 
+/* Can the route's device send device memory as it is? TCP route caps
+ * always claim SG (software GSO): the device itself must have it, or it
+ * would linearize, i.e. drop, every skb; only the NIC can sum device
+ * memory, for the route's protocol; and an IPsec bundle would encrypt,
+ * i.e. read, the payload.
+ */
+static bool tcp_devmem_tx_dst_ok(const struct dst_entry *dst)
+{
+	netdev_features_t features = READ_ONCE(dst->dev->features);
+	__be16 proto = dst->ops->family == AF_INET6 ? htons(ETH_P_IPV6) :
+						      htons(ETH_P_IP);
+
+	return !dst->xfrm && (features & NETIF_F_SG) &&
+	       can_checksum_protocol(features, proto);
+}
+
 /**
  * tcp_devmem_tx_start() - check a sendmsg() from device memory
  * @sk: the TCP socket, locked
@@ -294,7 +315,8 @@ int tcp_devmem_dontneed(struct sock *sk, sockptr_t optval,
  * -EINVAL for a call that is not a zerocopy send or an id that names no
  * TX binding, -EFAULT for a range outside the dma-buf, -ENODEV when the
  * socket's route leaves through another device, -EOPNOTSUPP when that
- * device has scatter-gather turned off.
+ * device has scatter-gather or checksum offload (for the route's
+ * protocol) turned off, or the route is an IPsec bundle.
  */
 struct net_devmem_dmabuf_binding *
 tcp_devmem_tx_start(struct sock *sk, struct msghdr *msg, u32 dmabuf_id)
@@ -324,10 +346,7 @@ tcp_devmem_tx_start(struct sock *sk, struct msghdr *msg, u32 dmabuf_id)
 		err = -ENODEV;
 		goto err_put;
 	}
-	/* TCP route caps always claim SG (software GSO): ask the device,
-	 * which would otherwise linearize, i.e. drop, every skb
-	 */
-	if (!(READ_ONCE(dst->dev->features) & NETIF_F_SG)) {
+	if (!tcp_devmem_tx_dst_ok(dst)) {
 		err = -EOPNOTSUPP;
 		goto err_put;
 	}

@@ -521,7 +521,8 @@ bool igb_rx_queues_bound(struct igb_adapter *adapter)
 	unsigned int i;
 
 	ASSERT_RTNL();
-	for (i = 0; i < dev->real_num_rx_queues; i++)
+	/* a queue the channel count hid would come back unbound */
+	for (i = 0; i < dev->num_rx_queues; i++)
 		if (__netif_get_rx_queue(dev, i)->mp_params.mp_ops)
 			return true;
 	return false;
