@@ -21,6 +21,7 @@
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -309,6 +310,17 @@ TEST_F_TIMEOUT(bind_rx, bind_unbind_1000_cycles, 1800)
 	EXPECT_GT(16L << 10, before - after);
 }
 
+/* A 1 GiB udmabuf (above udmabuf's default size limit), or -errno. */
+static int udmabuf_1g(int *memfd)
+{
+	int err;
+
+	err = write_file("/sys/module/udmabuf/parameters/size_limit_mb", "2048");
+	if (err)
+		return err;
+	return udmabuf_create(1UL << 30, memfd);
+}
+
 TEST_F(bind_rx, bind_1g_dmabuf)
 {
 	unsigned int q = 0;
@@ -317,9 +329,7 @@ TEST_F(bind_rx, bind_1g_dmabuf)
 	double start;
 	__u32 id;
 
-	ASSERT_EQ(0, write_file("/sys/module/udmabuf/parameters/size_limit_mb",
-				"2048"));
-	big = udmabuf_create(1UL << 30, &memfd);
+	big = udmabuf_1g(&memfd);
 	ASSERT_LE(0, big) TH_LOG("udmabuf 1G: %s", strerror(-big));
 	before = mem_available_kb();
 	start = now_ms();
@@ -333,6 +343,80 @@ TEST_F(bind_rx, bind_1g_dmabuf)
 	nl_close(&self->nl);
 	close(big);
 	close(memfd);
+}
+
+#define MEMCG_DIR	"/sys/fs/cgroup/devmem-memcg"
+#define MEMCG_BINDS_MAX	40
+
+/* A cgroup v2 child limited to @max, with the memory controller on. */
+static int memcg_create(const char *max)
+{
+	if (access("/sys/fs/cgroup/cgroup.controllers", F_OK) &&
+	    mount("none", "/sys/fs/cgroup", "cgroup2", 0, NULL))
+		return -errno;
+	if (write_file("/sys/fs/cgroup/cgroup.subtree_control", "+memory"))
+		return -EOPNOTSUPP;
+	if (mkdir(MEMCG_DIR, 0755) && errno != EEXIST)
+		return -errno;
+	return write_file(MEMCG_DIR "/memory.max", max);
+}
+
+/* In the child: bind-tx @dmabuf again and again. Exit status: how many
+ * binds worked before ENOMEM, or 255 when ENOMEM never came.
+ */
+static void bind_tx_until_enomem(int ifindex, int dmabuf)
+{
+	struct nl_ctx nl;
+	char pid[16];
+	int n, err;
+
+	snprintf(pid, sizeof(pid), "%d", getpid());
+	if (write_file(MEMCG_DIR "/cgroup.procs", pid) || devmem_nl_open(&nl))
+		_exit(254);
+	for (n = 0; n < MEMCG_BINDS_MAX; n++) {
+		err = devmem_bind_tx(&nl, ifindex, dmabuf, NULL, NULL, 0);
+		if (err == -ENOMEM)
+			_exit(n);
+		if (err)
+			_exit(253);
+	}
+	_exit(255);
+}
+
+/* Every allocation of a binding is charged to the caller's memory cgroup:
+ * bind-tx of a 1 GiB dma-buf in a loop, in a cgroup of 256 MiB (the
+ * dma-buf's own pages are charged to the parent), ends in ENOMEM, and
+ * the bindings go away with the socket.
+ */
+TEST_F(bind_rx, bind_tx_charged_to_memcg)
+{
+	int big, memfd, status, err;
+	long before;
+	pid_t pid;
+
+	big = udmabuf_1g(&memfd);
+	ASSERT_LE(0, big) TH_LOG("udmabuf 1G: %s", strerror(-big));
+	err = memcg_create("256M");
+	ASSERT_EQ(0, err) TH_LOG("memory cgroup: %s", strerror(-err));
+	before = mem_available_kb();
+
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid)
+		bind_tx_until_enomem(self->ifindex, big);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status)) TH_LOG("child killed by signal %d",
+					      WTERMSIG(status));
+	TH_LOG("%d bind-tx of 1 GiB before ENOMEM", WEXITSTATUS(status));
+	EXPECT_LT(0, WEXITSTATUS(status));
+	EXPECT_GT(MEMCG_BINDS_MAX, WEXITSTATUS(status));
+	EXPECT_EQ(0, rmdir(MEMCG_DIR));
+	close(big);
+	close(memfd);
+	/* the bindings are freed (from a work item) with the child's socket */
+	for (err = 0; err < 50 && before - mem_available_kb() > 64L << 10; err++)
+		usleep(100000);
+	EXPECT_GT(64L << 10, before - mem_available_kb());
 }
 
 /* Ring resize and channel changes are refused while bound; link down and
@@ -364,6 +448,48 @@ TEST_F(bind_rx, reconfigure_while_bound)
  * queue is bound: the binding lets go of it first, and closing the owner
  * socket afterwards is harmless.
  */
+/* Does the link of @ifname come up within ten seconds? */
+static bool wait_oper_up(const char *ifname)
+{
+	return !devmem_shell("for i in $(seq 100); do "
+			     "grep -q '^up' /sys/class/net/%s/operstate && exit 0; "
+			     "sleep 0.1; done; exit 1", ifname);
+}
+
+/* With header split on and nothing bound, the channel count can go up and
+ * back down, and the link stays up; a queue made real by the raise can be
+ * bound. While bound, "ethtool -L" is refused with EBUSY.
+ */
+TEST_F(bind_rx, channels_change_with_data_split)
+{
+	int before, raised, err;
+	bool was_up;
+	unsigned int q;
+	__u32 id;
+
+	before = devmem_rx_queue_count(self->ifname);
+	ASSERT_LT(0, before);
+	was_up = wait_oper_up(self->ifname);
+	raised = before < 8 ? before + 1 : before - 1;
+	EXPECT_EQ(0, devmem_shell("ethtool -L %s combined %d", self->ifname,
+				  raised));
+	EXPECT_EQ(raised, devmem_rx_queue_count(self->ifname));
+	if (was_up)
+		EXPECT_TRUE(wait_oper_up(self->ifname))
+			TH_LOG("link down after ethtool -L");
+	q = raised - 1;
+	err = devmem_bind_rx(&self->nl, self->ifindex, self->dmabuf, &q, 1,
+			     &id, self->extack, EXTACK_LEN);
+	EXPECT_EQ(0, err) TH_LOG("bind-rx queue %u: %s", q, self->extack);
+	EXPECT_NE(0, devmem_shell("ethtool -L %s combined %d 2>/dev/null",
+				  self->ifname, before));
+	nl_close(&self->nl);
+	EXPECT_EQ(0, devmem_shell("ethtool -L %s combined %d", self->ifname,
+				  before));
+	EXPECT_EQ(before, devmem_rx_queue_count(self->ifname));
+	ASSERT_EQ(0, devmem_nl_open(&self->nl));
+}
+
 TEST_F(bind_rx, device_unregistered_while_bound)
 {
 	char link[PATH_MAX], path[PATH_MAX], *pci;

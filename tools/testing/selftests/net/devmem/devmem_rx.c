@@ -309,6 +309,9 @@ static ssize_t devmem_recv(int fd, const unsigned char *map, void *iov_buf,
 			check_bytes(st, map + dc->frag_offset, dc->frag_size);
 			st->dmabuf_bytes += dc->frag_size;
 			st->frags++;
+			/* tokens start at 1, as mainline's: 0 is never one */
+			if (!dc->frag_token)
+				return -EPROTO;
 			if (keep_token(st, dc->frag_token))
 				return -ENOMEM;
 		} else {
@@ -589,7 +592,10 @@ TEST_F_TIMEOUT(devmem_rx, plain_recv_gets_efault, FLOW_TIMEOUT)
 	EXPECT_EQ(0U, st.bad);
 }
 
-/* A control buffer without room for one message: ENOSPC, no truncation. */
+/* A control buffer without room for one message: the call fails with
+ * EFAULT (mainline's errno for every failed devmem receive), and nothing
+ * is truncated or lost.
+ */
 TEST_F_TIMEOUT(devmem_rx, cmsg_buffer_too_small, FLOW_TIMEOUT)
 {
 	struct client_opts o = { .bytes = 1 << 20, .chunk = 64 << 10 };
@@ -604,15 +610,15 @@ TEST_F_TIMEOUT(devmem_rx, cmsg_buffer_too_small, FLOW_TIMEOUT)
 	ASSERT_LE(0, start_flow(_metadata, self, &o));
 	wait_readable(self->fd, 64 << 10);
 	EXPECT_EQ(-1, recvmsg(self->fd, &msg, MSG_SOCK_DEVMEM));
-	EXPECT_EQ(ENOSPC, errno);
+	EXPECT_EQ(EFAULT, errno);
 	EXPECT_FALSE(msg.msg_flags & MSG_CTRUNC);
 	msg.msg_control = NULL;
 	msg.msg_controllen = 0;
 	EXPECT_EQ(-1, recvmsg(self->fd, &msg, MSG_SOCK_DEVMEM));
-	EXPECT_EQ(ENOSPC, errno);
+	EXPECT_EQ(EFAULT, errno);
 	EXPECT_EQ(-1, recv(self->fd, buf, sizeof(buf),
 			   MSG_SOCK_DEVMEM | MSG_PEEK));
-	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(EFAULT, errno);
 	ASSERT_EQ(0, devmem_recv_all(self->fd, self->map, &st, o.bytes, false));
 	EXPECT_EQ(o.bytes, st.pos);
 	EXPECT_EQ(0U, st.bad);
@@ -682,7 +688,7 @@ TEST_F_TIMEOUT(devmem_rx, dontneed_bad_input, FLOW_TIMEOUT)
 TEST_F_TIMEOUT(devmem_rx, dontneed_stops_at_1024, FLOW_TIMEOUT)
 {
 	struct client_opts o = { .bytes = 16 << 20, .chunk = 64 << 10 };
-	struct dmabuf_token t = { 0, 0xffffffff };
+	struct dmabuf_token t = { 1, 0xffffffff };
 	struct rx_state st = {};
 	long held, freed = 0;
 	int r;
@@ -691,7 +697,7 @@ TEST_F_TIMEOUT(devmem_rx, dontneed_stops_at_1024, FLOW_TIMEOUT)
 	ASSERT_EQ(0, devmem_recv_all(self->fd, self->map, &st, 8 << 20, true));
 	held = st.ntokens;
 	ASSERT_LT(1024, held) TH_LOG("only %ld tokens", held);
-	/* tokens count from 0: the first call sees 0..1023 */
+	/* tokens count from 1, as mainline's: the first call sees 1..1024 */
 	r = setsockopt(self->fd, SOL_SOCKET, SO_DEVMEM_DONTNEED, &t, sizeof(t));
 	EXPECT_EQ(1024, r);
 	freed += r;

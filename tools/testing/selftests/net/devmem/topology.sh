@@ -90,6 +90,35 @@ topo_stat()
 	ip netns exec "$1" ethtool -S "$2" | awk -v k="$3:" '$1 == k { print $2 }'
 }
 
+# For the shell tests: kill what runs in the test namespaces and undo what
+# a SIGKILLed ncdevmem could not (its flow rule, RSS table, header split).
+topo_stop_and_restore()
+{
+	local ns
+
+	for ns in "$@"; do
+		ip netns pids "$ns" 2>/dev/null | xargs -r kill -9 2>/dev/null
+	done
+	[ -n "${SRV_IF:-}" ] || return 0
+	ip netns exec "$SRV_NS" ethtool -N "$SRV_IF" delete 0 2>/dev/null
+	ip netns exec "$SRV_NS" ethtool -X "$SRV_IF" default 2>/dev/null
+	ip netns exec "$SRV_NS" "$(dirname "${BASH_SOURCE[0]}")"/dmctl \
+		data-split "$SRV_IF" off 2>/dev/null
+}
+
+# A failed check: the test goes on, and exits with $ret.
+fail()
+{
+	echo "FAIL: $*"
+	ret=1
+}
+
+# Value of "key: value" in a summary file.
+summary()
+{
+	sed -n "s/^$2: //p" "$1"
+}
+
 if [ "${BASH_SOURCE[0]}" = "$0" ]; then
 	case ${1:-} in
 	setup)

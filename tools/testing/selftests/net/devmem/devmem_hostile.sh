@@ -1,0 +1,380 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# A bound RX queue under traffic the devmem flow never sends. Every RSS
+# bucket of the server NIC points at the bound queue, so whatever the
+# peer sends lands in the dma-buf; the peer then tries each way the
+# kernel could read, copy, quote or forward that payload:
+#
+# - UDP to closed ports, IPv4 and IPv6, small and large: the ICMP errors
+#   quote only bytes the peer sent (headers; device memory is never
+#   quoted, and never uninitialised memory in its place);
+# - UDP to an open port: recv() fails with EFAULT, the socket lives on;
+# - ICMP echo with large payloads: no reply carries foreign bytes;
+# - forwarding to a third namespace behind a veth of MTU 1280 (IPv4 with
+#   DF clear, IPv6), with UDP fraglist GRO on: dropped and counted in
+#   InDiscards, never fragmented, never delivered;
+# - tc mirred mirroring the bound NIC's ingress to the veth: refused,
+#   counted as the action's overlimits;
+# - a tc BPF program (libbpf) calling bpf_skb_load_bytes() past the
+#   headers gets an error for every datagram;
+# - an nft rule matching payload bytes never matches device memory;
+#   nft dup towards the third namespace duplicates nothing;
+# - a packet socket captures headers only;
+# - TCP to a plain listener: recv() fails with EFAULT; through the FTP
+#   conntrack helper (port 21), the helper drops what it cannot parse;
+#   nothing crashes.
+#
+# Then a validated devmem flow, with UDP from the peer at the same time,
+# still delivers every byte intact. The guest runner fails the test on
+# any kernel splat.
+
+source "$(dirname "$0")"/topology.sh
+DIR=$(realpath "$(dirname "$0")")
+NCDEVMEM=$DIR/ncdevmem
+PEER="/usr/bin/python3 $DIR/hostile_peer.py"
+FWD_NS=devmem-fwd
+FWD_ADDR4=198.51.100.2
+FWD_ADDR6=2001:db8:1::2
+PORT=5411
+UDP_PORT=5412
+PATTERN=251
+ret=0
+
+tmp=$(mktemp -d)
+cleanup()
+{
+	topo_stop_and_restore "$SRV_NS" "$CLI_NS" "$FWD_NS"
+	ip netns del "$FWD_NS" 2>/dev/null
+	rm -rf "$tmp"
+	topo_teardown
+}
+trap cleanup EXIT
+
+# Ip: or Ip6 counter of a namespace.
+snmp4()
+{
+	ip netns exec "$1" awk -v k="$2" '$1 == "Ip:" {
+		if (!col) { for (i = 2; i <= NF; i++) if ($i == k) col = i }
+		else print $col }' /proc/net/snmp
+}
+
+snmp6()
+{
+	ip netns exec "$1" awk -v k="$2" '$1 == k { print $2 }' /proc/net/snmp6
+}
+
+srv_stat()
+{
+	ip netns exec "$SRV_NS" ethtool -S "$SRV_IF" | sed -n "s/^ *$1: //p"
+}
+
+# The third namespace, behind a veth of MTU 1280, routed through the server.
+fwd_setup()
+{
+	ip netns add "$FWD_NS" &&
+	ip -n "$SRV_NS" link add veth-s type veth peer name veth-f netns "$FWD_NS" &&
+	ip -n "$SRV_NS" link set veth-s mtu 1280 up &&
+	ip -n "$FWD_NS" link set veth-f mtu 1280 up &&
+	ip -n "$FWD_NS" link set lo up &&
+	ip -n "$SRV_NS" addr add 198.51.100.1/24 dev veth-s &&
+	ip -n "$SRV_NS" addr add 2001:db8:1::1/64 dev veth-s nodad &&
+	ip -n "$FWD_NS" addr add "$FWD_ADDR4"/24 dev veth-f &&
+	ip -n "$FWD_NS" addr add "$FWD_ADDR6"/64 dev veth-f nodad &&
+	ip -n "$FWD_NS" route add default via 198.51.100.1 &&
+	ip -n "$FWD_NS" -6 route add default via 2001:db8:1::1 &&
+	ip -n "$CLI_NS" route add 198.51.100.0/24 via "$SRV_ADDR4" &&
+	ip -n "$CLI_NS" -6 route add 2001:db8:1::/64 via "$SRV_ADDR6" &&
+	ip netns exec "$SRV_NS" sysctl -qw net.ipv4.ip_forward=1 &&
+	ip netns exec "$SRV_NS" sysctl -qw net.ipv6.conf.all.forwarding=1
+}
+
+# The bound queue receives everything: ncdevmem without -P points the
+# whole RSS table at it and waits for its connection meanwhile.
+server_start()
+{
+	ip netns exec "$SRV_NS" timeout 900 "$NCDEVMEM" -l -f "$SRV_IF" \
+		-s "$SRV_ADDR6" -p "$PORT" -q 1 -v "$PATTERN" \
+		> "$tmp/srv.out" 2> "$tmp/srv.err" &
+	srv_pid=$!
+	topo_wait "grep -q listening $tmp/srv.out" 300 ||
+		{ cat "$tmp/srv.err"; return 1; }
+}
+
+udp_closed_ports()
+{
+	local dst size out
+
+	for dst in "$SRV_ADDR4" "$SRV_ADDR6"; do
+		for size in 600 1400; do
+			out=$tmp/closed.$size
+			ip netns exec "$CLI_NS" $PEER closed "$dst" 20 "$size" > "$out" ||
+				fail "closed ports $dst, $size bytes: the ICMP errors quoted bytes the peer never sent"
+			echo "closed ports $dst, $size bytes: $(summary "$out" icmp_errors) ICMP errors," \
+			     "at most $(summary "$out" max_quoted_payload) payload bytes quoted," \
+			     "$(summary "$out" foreign_bytes) foreign bytes"
+			[ "$(summary "$out" icmp_errors)" -gt 0 ] ||
+				fail "closed ports $dst, $size bytes: no ICMP error came back"
+		done
+	done
+}
+
+udp_open_port()
+{
+	local before after
+
+	before=$(srv_stat rx_queue_1_devmem_frames)
+	ip netns exec "$SRV_NS" $PEER recv "$UDP_PORT" 4 > "$tmp/open.out" &
+	local pid=$!
+	topo_wait "grep -q listening $tmp/open.out" 100
+	ip netns exec "$CLI_NS" $PEER send "$SRV_ADDR4" "$UDP_PORT" 20 1000 > /dev/null
+	ip netns exec "$CLI_NS" $PEER send "$SRV_ADDR6" "$UDP_PORT" 20 1000 > /dev/null
+	wait "$pid" || fail "open port: a datagram carried bytes the peer never sent"
+	after=$(srv_stat rx_queue_1_devmem_frames)
+	echo "open port: $(summary "$tmp/open.out" intact) intact," \
+	     "$(summary "$tmp/open.out" refused) refused with EFAULT," \
+	     "$((after - before)) frames into the dma-buf"
+	[ $((after - before)) -ge 30 ] ||
+		fail "open port: the datagrams did not land in the dma-buf"
+	[ "$(summary "$tmp/open.out" refused)" -ge 30 ] ||
+		fail "open port: recv() did not fail on device memory"
+}
+
+icmp_echo()
+{
+	local dst
+
+	for dst in "$SRV_ADDR4" "$SRV_ADDR6"; do
+		ip netns exec "$CLI_NS" ping -q -c 5 -i 0.2 -W 1 -s 1400 -p 5a "$dst" \
+			> "$tmp/ping.out" 2>&1
+		! grep -qi "wrong data" "$tmp/ping.out" ||
+			fail "echo $dst: a reply carried bytes the peer never sent"
+		echo "echo $dst: $(grep -o '[0-9]* received' "$tmp/ping.out")"
+	done
+}
+
+forwarding()
+{
+	local d4 d6 f4 f6 pid
+
+	ip netns exec "$FWD_NS" $PEER recv "$UDP_PORT" 15 > "$tmp/fwd.out" &
+	pid=$!
+	topo_wait "grep -q listening $tmp/fwd.out" 100
+	d4=$(snmp4 "$SRV_NS" InDiscards)
+	d6=$(snmp6 "$SRV_NS" Ip6InDiscards)
+	f4=$(snmp4 "$SRV_NS" FragFails)
+	# too big for the veth, DF clear; then small enough; then UDP
+	# fraglist GRO on, one flow of small (readable) and large datagrams
+	ip netns exec "$CLI_NS" $PEER send "$FWD_ADDR4" "$UDP_PORT" 20 1400 > /dev/null
+	ip netns exec "$CLI_NS" $PEER send "$FWD_ADDR6" "$UDP_PORT" 20 1400 > /dev/null
+	ip netns exec "$CLI_NS" $PEER send "$FWD_ADDR4" "$UDP_PORT" 20 600 > /dev/null
+	ip netns exec "$SRV_NS" ethtool -K "$SRV_IF" rx-gro-list on ||
+		fail "forwarding: rx-gro-list cannot be turned on"
+	ip netns exec "$CLI_NS" $PEER send "$FWD_ADDR4" "$UDP_PORT" 40 100 40001 > /dev/null &
+	ip netns exec "$CLI_NS" $PEER send "$FWD_ADDR4" "$UDP_PORT" 40 1000 40001 > /dev/null
+	wait %%
+	ip netns exec "$SRV_NS" ethtool -K "$SRV_IF" rx-gro-list off
+	wait "$pid" || fail "forwarding: a forwarded datagram carried bytes the peer never sent"
+	d4=$(($(snmp4 "$SRV_NS" InDiscards) - d4))
+	d6=$(($(snmp6 "$SRV_NS" Ip6InDiscards) - d6))
+	f4=$(($(snmp4 "$SRV_NS" FragFails) - f4))
+	echo "forwarding: InDiscards +$d4, Ip6InDiscards +$d6, FragFails +$f4;" \
+	     "third namespace got $(summary "$tmp/fwd.out" intact) intact," \
+	     "$(summary "$tmp/fwd.out" refused) unreadable"
+	[ "$d4" -ge 60 ] || fail "forwarding: IPv4 device memory not dropped and counted"
+	[ "$d6" -ge 20 ] || fail "forwarding: IPv6 device memory not dropped and counted"
+	[ "$(summary "$tmp/fwd.out" refused)" = 0 ] ||
+		fail "forwarding: device memory reached the third namespace"
+	[ "$(summary "$tmp/fwd.out" intact)" -gt 0 ] ||
+		fail "forwarding: small datagrams (in host memory) were not forwarded"
+}
+
+# TX drops of a device in the server namespace.
+tx_dropped()
+{
+	ip -n "$SRV_NS" -s -j link show "$1" | /usr/bin/python3 -c \
+		'import json,sys; print(json.load(sys.stdin)[0]["stats64"]["tx"]["dropped"])'
+}
+
+mirred()
+{
+	local over drops
+
+	drops=$(tx_dropped veth-s)
+	tc -n "$SRV_NS" qdisc add dev "$SRV_IF" clsact &&
+	tc -n "$SRV_NS" filter add dev "$SRV_IF" ingress protocol ip matchall \
+		action mirred egress mirror dev veth-s ||
+		{ fail "mirred: tc failed"; return; }
+	ip netns exec "$CLI_NS" $PEER send "$SRV_ADDR4" "$UDP_PORT" 20 1000 > /dev/null
+	over=$(tc -n "$SRV_NS" -s filter show dev "$SRV_IF" ingress |
+		sed -n 's/.*overlimits \([0-9]*\).*/\1/p' | head -1)
+	tc -n "$SRV_NS" qdisc del dev "$SRV_IF" clsact
+	drops=$(($(tx_dropped veth-s) - drops))
+	echo "mirred: $over mirrors refused, $drops dropped by the veth's transmit path"
+	[ "${over:-0}" -ge 20 ] || fail "mirred: device memory was mirrored to another device"
+	[ "$drops" = 0 ] ||
+		fail "mirred: device memory reached another device's transmit path"
+}
+
+# A tc BPF program reading past the headers gets an error, not payload.
+tc_bpf()
+{
+	ip netns exec "$SRV_NS" "$DIR"/tc_payload "$SRV_IF" 10 > "$tmp/tc.out" 2>&1 &
+	local pid=$!
+	topo_wait "grep -q attached $tmp/tc.out" 100 ||
+		{ cat "$tmp/tc.out"; fail "tc bpf: program not attached"; return; }
+	ip netns exec "$CLI_NS" $PEER send "$SRV_ADDR4" "$UDP_PORT" 20 1000 > /dev/null
+	ip netns exec "$CLI_NS" $PEER send "$SRV_ADDR6" "$UDP_PORT" 20 1000 > /dev/null
+	wait "$pid" || fail "tc bpf: tc_payload failed"
+	echo "tc bpf: $(summary "$tmp/tc.out" load_ok) payload reads worked," \
+	     "$(summary "$tmp/tc.out" load_refused) refused"
+	[ "$(summary "$tmp/tc.out" load_refused)" -ge 40 ] ||
+		fail "tc bpf: reads past the headers of device memory were not refused"
+	[ "$(summary "$tmp/tc.out" load_ok)" = 0 ] ||
+		fail "tc bpf: a program read payload in device memory"
+}
+
+# One nft table for the rest of the run: a rule that matches payload
+# bytes, a dup towards the third namespace, and the FTP conntrack helper
+# on port 21 (which parses the payload of every segment).
+nft_setup()
+{
+	ip netns exec "$SRV_NS" nft -f - <<-EOF || { fail "nft: rules not loaded"; return; }
+	table ip hostile {
+		ct helper ftp-standard {
+			type "ftp" protocol tcp;
+		}
+		chain pre {
+			type filter hook prerouting priority 0;
+			udp dport $UDP_PORT @th,64,32 0x5a5a5a5a counter
+			ip daddr $FWD_ADDR4 dup to $FWD_ADDR4
+			tcp dport 21 ct helper set "ftp-standard"
+		}
+	}
+	EOF
+}
+
+nft_payload()
+{
+	local matched
+
+	ip netns exec "$CLI_NS" $PEER send "$SRV_ADDR4" "$UDP_PORT" 20 1000 > /dev/null
+	ip netns exec "$CLI_NS" $PEER send "$FWD_ADDR4" "$UDP_PORT" 20 1000 > /dev/null
+	matched=$(ip netns exec "$SRV_NS" nft list table ip hostile |
+		sed -n 's/.*counter packets \([0-9]*\).*/\1/p')
+	echo "nft: payload rule matched ${matched:-?} datagrams in device memory"
+	[ "$matched" = 0 ] || fail "nft: a rule read payload in device memory"
+}
+
+capture()
+{
+	ip netns exec "$SRV_NS" tcpdump -i "$SRV_IF" -s 0 -c 20 -w "$tmp/udp.pcap" \
+		"udp port $UDP_PORT" 2> "$tmp/tcpdump.err" &
+	local pid=$!
+	topo_wait "grep -q listening $tmp/tcpdump.err" 100
+	ip netns exec "$CLI_NS" $PEER send "$SRV_ADDR4" "$UDP_PORT" 20 1000 > /dev/null
+	sleep 1
+	kill "$pid" 2>/dev/null; wait "$pid"
+	/usr/bin/python3 - "$tmp/udp.pcap" <<-'PY' || fail "capture: payload reached the packet socket"
+	import struct, sys
+	data = open(sys.argv[1], 'rb').read()
+	off, frames, leaked = 24, 0, 0
+	while off + 16 <= len(data):
+	    _, _, incl, orig = struct.unpack_from('<IIII', data, off)
+	    frames += 1
+	    leaked += incl > 64
+	    off += 16 + incl
+	print(f"capture: {frames} frames, {leaked} with payload")
+	sys.exit(0 if frames and not leaked else 1)
+	PY
+}
+
+# A TCP stream of device memory to a listener that is not devmem aware;
+# prints the bytes it got and its EFAULTs.
+tcp_to_listener()
+{
+	local port=$1
+
+	rm -f "$tmp/tcp.$port"
+	ip netns exec "$SRV_NS" timeout 20 socat -u TCP4-LISTEN:"$port",reuseaddr \
+		"CREATE:$tmp/tcp.$port" 2> "$tmp/socat.$port" &
+	local pid=$!
+	topo_wait "ip netns exec $SRV_NS ss -Hltn sport = :$port | grep -q LISTEN" 100
+	head -c 200000 /dev/zero | tr '\0' 'Z' |
+		ip netns exec "$CLI_NS" timeout 10 socat -u - "TCP4:$SRV_ADDR4:$port" 2>/dev/null
+	kill "$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null
+	echo "$(stat -c %s "$tmp/tcp.$port" 2>/dev/null || echo 0)" \
+	     "$(grep -c 'Bad address' "$tmp/socat.$port")"
+}
+
+plain_tcp()
+{
+	local got
+
+	got=$(tcp_to_listener 2121)
+	echo "plain TCP: the listener got ${got% *} bytes, ${got#* } EFAULT"
+	[ "${got#* }" -gt 0 ] ||
+		fail "plain TCP: a socket without MSG_SOCK_DEVMEM read device memory"
+}
+
+# The FTP conntrack helper (nft_phase loads it for port 21) parses every
+# segment's payload: device memory it cannot parse is dropped.
+ftp_helper()
+{
+	local got
+
+	got=$(tcp_to_listener 21)
+	echo "FTP helper: the listener got ${got% *} bytes, ${got#* } EFAULT"
+	grep -q Z "$tmp/tcp.21" 2>/dev/null &&
+		fail "FTP helper: device memory reached a plain socket as bytes"
+}
+
+devmem_flow()
+{
+	local bytes=$((16 << 20)) rc got errors
+
+	ip netns exec "$CLI_NS" $PEER send "$SRV_ADDR6" "$UDP_PORT" 500 1200 > /dev/null &
+	ip netns exec "$CLI_NS" timeout 600 "$NCDEVMEM" -s "$SRV_ADDR6" -p "$PORT" \
+		-v "$PATTERN" -n "$bytes" > "$tmp/cli.out" 2> "$tmp/cli.err" ||
+		{ cat "$tmp/cli.err"; fail "flow: client failed"; }
+	wait %%
+	wait "$srv_pid"; rc=$?
+	got=$(summary "$tmp/srv.out" bytes_total)
+	errors=$(summary "$tmp/srv.out" validation_errors)
+	echo "flow: $got bytes, $(summary "$tmp/srv.out" bytes_dmabuf) into the dma-buf," \
+	     "$errors wrong"
+	[ "$rc" = 0 ] || { cat "$tmp/srv.err"; fail "flow: server exit $rc"; }
+	[ "$got" = "$bytes" ] || fail "flow: received $got of $bytes bytes"
+	[ "$errors" = 0 ] || fail "flow: $errors bytes differ from the pattern"
+}
+
+topo_setup || exit 1
+fwd_setup || { echo "FAIL: third namespace"; exit 1; }
+server_start || { echo "FAIL: ncdevmem server did not start"; exit 1; }
+# the first UDP datagram makes the 4-tuple's neighbour entries: wait for them
+ip netns exec "$CLI_NS" ping -q -c 1 -W 2 "$SRV_ADDR4" > /dev/null
+ip netns exec "$CLI_NS" ping -q -c 1 -W 2 "$SRV_ADDR6" > /dev/null
+
+# HOSTILE_PHASES: the phases to run, all by default (for bisecting a
+# failure: a panic in one phase ends the boot).
+nft_phase()
+{
+	nft_setup
+	nft_payload
+}
+
+ftp_helper_done()
+{
+	ip netns exec "$SRV_NS" nft delete table ip hostile 2>/dev/null
+}
+
+for phase in ${HOSTILE_PHASES:-udp_closed_ports udp_open_port icmp_echo \
+	forwarding mirred tc_bpf nft_phase ftp_helper capture plain_tcp}; do
+	$phase
+done
+ftp_helper_done
+devmem_flow
+
+[ "$ret" = 0 ] && echo "devmem_hostile: ok"
+exit $ret
