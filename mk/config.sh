@@ -6,7 +6,7 @@ src=$(cd "$1" && pwd) obj=$(mkdir -p "$2" && cd "$2" && pwd)
 shift 2
 stamp=$obj/.devmem-config
 want=$( {
-	echo "$*"
+	echo "$* ${KMAKE:-}"
 	cat "$src"/arch/x86/configs/x86_64_defconfig
 	for t in "$@"; do
 		[ -f "$src/kernel/configs/$t" ] && cat "$src/kernel/configs/$t"
@@ -22,7 +22,8 @@ echo "config: $* -> $obj/.config"
 # reliably.
 : > "$obj/.devmem-config.log"
 for t in "$@"; do
-	make -s -C "$src" O="$obj" "$t" >> "$obj/.devmem-config.log" 2>&1 ||
+	# shellcheck disable=SC2086 # KMAKE: extra make variables, e.g. LLVM=1
+	make -s -C "$src" O="$obj" ${KMAKE:-} "$t" >> "$obj/.devmem-config.log" 2>&1 ||
 		{ cat "$obj/.devmem-config.log" >&2; exit 1; }
 done
 # Every option a fragment sets (the last fragment to name it wins) must

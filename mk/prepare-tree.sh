@@ -81,14 +81,18 @@ if [ "$want" != "${have%% *}" ]; then
 			cat "$tmp/err" >&2
 			die "patch $n ($p) does not apply to linux-source-6.1 $deb_version (kernel $kversion)"
 		fi
-		git mailinfo -k "$tmp/msg" "$tmp/diff" < "$top/patches/$p" > "$tmp/info"
+		git mailinfo -b "$tmp/msg" "$tmp/diff" < "$top/patches/$p" > "$tmp/info"
 		subject=$(sed -n 's/^Subject: //p' "$tmp/info")
 		[ -n "$subject" ] || subject=$p
 		author=$(sed -n 's/^Author: //p' "$tmp/info")
 		email=$(sed -n 's/^Email: //p' "$tmp/info")
+		date=$(sed -n 's/^Date: //p' "$tmp/info")
 		tree=$(g write-tree)
+		# the patch's own author and date, so that make refresh writes
+		# back the same patch
 		parent=$( { echo "$subject"; echo; cat "$tmp/msg"; } |
 			GIT_AUTHOR_NAME=${author:-devmem-6.1} GIT_AUTHOR_EMAIL=${email:-devmem@localhost} \
+			GIT_AUTHOR_DATE=${date:-now} \
 			g commit-tree "$tree" -p "$parent")
 	done < <(patch_list)
 	unset GIT_INDEX_FILE

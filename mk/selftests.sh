@@ -8,7 +8,8 @@ obj=$build/obj-${FLAVOR:-debug}
 hdr=$build/selftests-headers
 
 # uAPI headers of this tree, for tests that use new ABI.
-make -s -C "$src" O="$obj" INSTALL_HDR_PATH="$hdr" headers_install >/dev/null
+# shellcheck disable=SC2086 # KMAKE: the flavor's make variables (LLVM=1)
+make -s -C "$src" O="$obj" ${KMAKE:-} INSTALL_HDR_PATH="$hdr" headers_install >/dev/null
 
 rm -rf "$build"/selftests
 make -s -C "$src"/tools/testing/selftests TARGETS="$targets" \
