@@ -67,6 +67,7 @@ FIXTURE(devmem_xdp) {
 
 FIXTURE_SETUP(devmem_xdp)
 {
+	struct bpf_program *prog;
 	char peer[IFNAMSIZ];
 
 	libbpf_set_print(libbpf_log);
@@ -82,8 +83,9 @@ FIXTURE_SETUP(devmem_xdp)
 		TH_LOG("tcp-data-split: %s", self->extack);
 	self->obj = devmem_bpf_load();
 	ASSERT_NE(NULL, self->obj) TH_LOG("devmem_progs.bpf.o did not load");
-	self->prog_fd = bpf_program__fd(
-		bpf_object__find_program_by_name(self->obj, "xdp_pass"));
+	prog = bpf_object__find_program_by_name(self->obj, "xdp_pass");
+	ASSERT_NE(NULL, prog);
+	self->prog_fd = bpf_program__fd(prog);
 	ASSERT_LE(0, self->prog_fd);
 	ASSERT_EQ(0, devmem_nl_open(&self->nl));
 	self->dmabuf = udmabuf_create(SIZE_64M, &self->memfd);

@@ -209,6 +209,7 @@ static long shell_number(const char *cmd)
 }
 
 #define DUMP_PAIRS	40
+#define VETH_PAIR_CMD	"ip link add dmp%d index %d type veth peer name dmq%d index %d"
 
 /* 6.1 lists a namespace's devices in the order they were created, not by
  * ifindex, and a dump resumes by ifindex: devices created later with a
@@ -226,9 +227,8 @@ TEST_F_TIMEOUT(netdev_nl, dumps_see_every_device, 900)
 	for (i = 0; i < 2 * DUMP_PAIRS; i++) {
 		int base = i < DUMP_PAIRS ? 5000 : 1000;
 
-		ASSERT_EQ(0, devmem_shell("ip link add dmp%d index %d type veth "
-					  "peer name dmq%d index %d", i,
-					  base + i, i, base + 2000 + i));
+		ASSERT_EQ(0, devmem_shell(VETH_PAIR_CMD, i, base + i, i,
+					  base + 2000 + i));
 	}
 	devs = shell_number("ls /sys/class/net | wc -l");
 	rxqs = shell_number("ls -d /sys/class/net/*/queues/rx-* | wc -l");

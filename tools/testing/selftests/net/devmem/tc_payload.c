@@ -33,6 +33,7 @@ int main(int argc, char **argv)
 {
 	LIBBPF_OPTS(bpf_tc_hook, hook, .attach_point = BPF_TC_INGRESS);
 	LIBBPF_OPTS(bpf_tc_opts, opts, .handle = 1, .priority = 1);
+	struct bpf_program *prog;
 	struct bpf_object *obj;
 	int map_fd, err;
 
@@ -47,8 +48,8 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	map_fd = bpf_object__find_map_fd_by_name(obj, "payload_reads");
-	opts.prog_fd = bpf_program__fd(
-		bpf_object__find_program_by_name(obj, "tc_read_payload"));
+	prog = bpf_object__find_program_by_name(obj, "tc_read_payload");
+	opts.prog_fd = prog ? bpf_program__fd(prog) : -1;
 	err = bpf_tc_hook_create(&hook);
 	if (err && err != -EEXIST) {
 		fprintf(stderr, "tc_payload: clsact: %d\n", err);
