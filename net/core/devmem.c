@@ -36,11 +36,12 @@
 static DEFINE_XARRAY_FLAGS(net_devmem_dmabuf_bindings, XA_FLAGS_ALLOC1);
 static u32 net_devmem_next_id;
 
-/* TX bindings that were unbound while skbs still point into them: they
- * have no id any more but stay mapped, and a device going away must
- * still find them. Under RTNL.
+/* Bindings that were unbound but stay mapped: TX ones while skbs still
+ * point into them, RX ones whose queue could not leave their memory (its
+ * page pool holds them until the driver rebuilds the ring). They have no
+ * id any more, and a device going away must still find them. Under RTNL.
  */
-static LIST_HEAD(net_devmem_tx_unbound);
+static LIST_HEAD(net_devmem_unbound);
 
 static const struct memory_provider_ops dmabuf_devmem_ops;
 
@@ -118,20 +119,26 @@ static void net_devmem_release_dev(struct net_devmem_dmabuf_binding *binding)
 	WRITE_ONCE(binding->dev, NULL);
 }
 
-/* Returns every bound RX queue to host memory. RTNL held. */
-static void net_devmem_unbind_queues(struct net_devmem_dmabuf_binding *binding)
+/* Returns every bound RX queue to host memory. RTNL held. Returns false
+ * when some queue could not leave the binding's memory (no memory for its
+ * new ring): its page pool keeps the binding, which must stay mapped.
+ */
+static bool net_devmem_unbind_queues(struct net_devmem_dmabuf_binding *binding)
 {
 	struct pp_memory_provider_params mp_params = {
 		.mp_ops = &dmabuf_devmem_ops,
 		.mp_priv = binding,
 	};
 	unsigned long rxq_idx;
+	bool all_left = true;
 	void *entry;
 
 	xa_for_each(&binding->bound_rxqs, rxq_idx, entry) {
-		net_mp_close_rxq(binding->dev, rxq_idx, &mp_params);
+		if (net_mp_close_rxq(binding->dev, rxq_idx, &mp_params))
+			all_left = false;
 		xa_erase(&binding->bound_rxqs, rxq_idx);
 	}
+	return all_left;
 }
 
 /**
@@ -141,21 +148,21 @@ static void net_devmem_unbind_queues(struct net_devmem_dmabuf_binding *binding)
  * Removes the id, so that no new user finds the binding, and drops the
  * owner's reference. An RX binding also returns its queues to host memory
  * and is unmapped now: the NIC no longer writes into it, and the net_iovs
- * still held by skbs or user-space tokens are never read by the CPU. A TX
- * binding stays mapped until the last skb that points into it is freed,
- * because the NIC may still be reading those bytes. Caller holds RTNL.
+ * still held by skbs or user-space tokens are never read by the CPU; if a
+ * queue cannot leave (see net_mp_close_rxq()), the binding stays mapped
+ * until that queue's page pool lets go of it. A TX binding stays mapped
+ * until the last skb that points into it is freed, because the NIC may
+ * still be reading those bytes. Caller holds RTNL.
  */
 void net_devmem_unbind_dmabuf(struct net_devmem_dmabuf_binding *binding)
 {
 	ASSERT_RTNL();
 	xa_erase(&net_devmem_dmabuf_bindings, binding->id);
-	if (binding->direction == DMA_FROM_DEVICE) {
-		if (binding->dev)
-			net_devmem_unbind_queues(binding);
+	if (binding->direction == DMA_FROM_DEVICE &&
+	    (!binding->dev || net_devmem_unbind_queues(binding)))
 		net_devmem_release_dev(binding);
-	} else {
-		list_add(&binding->unbound_node, &net_devmem_tx_unbound);
-	}
+	else
+		list_add(&binding->unbound_node, &net_devmem_unbound);
 	net_devmem_dmabuf_binding_put(binding);
 }
 
@@ -453,7 +460,7 @@ static int net_devmem_netdev_event(struct notifier_block *nb,
 		net_devmem_unbind_queues(binding);
 		net_devmem_release_dev(binding);
 	}
-	list_for_each_entry(binding, &net_devmem_tx_unbound, unbound_node)
+	list_for_each_entry(binding, &net_devmem_unbound, unbound_node)
 		if (binding->dev == dev)
 			net_devmem_release_dev(binding);
 	return NOTIFY_OK;

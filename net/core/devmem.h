@@ -45,7 +45,7 @@ struct sk_buff;
  *	one per skb fragment pointing at a TX net_iov, and short-lived ones
  *	of sendmsg() callers
  * @free_work: unmaps and frees the binding after its last reference
- * @unbound_node: TX: entry in the list of unbound bindings still mapped
+ * @unbound_node: entry in the list of unbound bindings still mapped
  * @bound_rxqs: RX queue indexes of @dev that use this binding as their
  *	memory provider
  * @id: the id user space knows the binding by (NETDEV_A_DMABUF_ID)

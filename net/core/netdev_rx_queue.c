@@ -135,36 +135,16 @@ int net_mp_open_rxq(struct net_device *dev, unsigned int rxq_idx,
 		goto err_clear;
 	}
 	if (!rxq->mp_params.pools_attached) {
+		/* the queue runs on the new page pool, i.e. host memory */
 		NL_SET_ERR_MSG(extack, "The driver's page pool did not take the memory provider");
 		err = -ENODATA;
-		goto err_restart;
+		goto err_clear;
 	}
 	return 0;
 
-err_restart:
-	memset(&rxq->mp_params, 0, sizeof(rxq->mp_params));
-	netdev_rx_queue_restart(dev, rxq_idx);
-	return err;
 err_clear:
 	memset(&rxq->mp_params, 0, sizeof(rxq->mp_params));
 	return err;
-}
-
-/* The queue could not leave the provider's memory, which is about to be
- * unmapped: stop it for good rather than let the device write there.
- */
-static void netdev_rx_queue_park(struct net_device *dev, unsigned int rxq_idx,
-				 int err)
-{
-	const struct netdev_queue_mgmt_ops *qops = dev->queue_mgmt_ops;
-	void *mem;
-
-	netdev_err(dev, "RX queue %u did not restart on host memory (%d): stopped, reset the device\n",
-		   rxq_idx, err);
-	mem = kzalloc(qops->ndo_queue_mem_size, GFP_KERNEL | __GFP_NOFAIL);
-	if (!qops->ndo_queue_stop(dev, mem, rxq_idx))
-		qops->ndo_queue_mem_free(dev, mem);
-	kfree(mem);
 }
 
 /**
@@ -176,25 +156,36 @@ static void netdev_rx_queue_park(struct net_device *dev, unsigned int rxq_idx,
  * The queue is restarted (when the device runs) on page allocator memory.
  * Buffers of the provider still held elsewhere (sockets) stay valid: the
  * old page pool lives until they come back.
+ *
+ * The restart needs memory for the queue's new ring. Without it the queue
+ * goes on running, consistently, on the provider's page pool, which keeps
+ * the provider's memory (and its mapping) alive; the provider is no longer
+ * the queue's, so the queue leaves it the next time the driver rebuilds
+ * its rings (the device going down and up, a ring size change).
+ *
+ * Return: 0 when the queue no longer uses the provider's memory, or the
+ * negative errno of the failed restart when it still does.
  */
-void net_mp_close_rxq(struct net_device *dev, unsigned int rxq_idx,
-		      const struct pp_memory_provider_params *old_p)
+int net_mp_close_rxq(struct net_device *dev, unsigned int rxq_idx,
+		     const struct pp_memory_provider_params *old_p)
 {
 	struct netdev_rx_queue *rxq;
 	int err;
 
 	ASSERT_RTNL();
 	if (WARN_ON_ONCE(rxq_idx >= dev->num_rx_queues))
-		return;
+		return -EINVAL;
 	rxq = __netif_get_rx_queue(dev, rxq_idx);
 	if (WARN_ON_ONCE(rxq->mp_params.mp_ops != old_p->mp_ops ||
 			 rxq->mp_params.mp_priv != old_p->mp_priv))
-		return;
+		return -EINVAL;
 
 	memset(&rxq->mp_params, 0, sizeof(rxq->mp_params));
 	err = netdev_rx_queue_restart(dev, rxq_idx);
 	if (err)
-		netdev_rx_queue_park(dev, rxq_idx, err);
+		netdev_warn(dev, "RX queue %u still runs on its old memory provider (%d) until the device is reset\n",
+			    rxq_idx, err);
+	return err;
 }
 
 /**

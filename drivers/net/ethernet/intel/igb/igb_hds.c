@@ -123,6 +123,7 @@ void igb_hds_clean_rx_ring(struct igb_ring *ring)
 		ring->rx_netmem[i] = 0;
 	}
 	memset(ring->desc, 0, ring->size);
+	ring->hds_discard = false;
 	ring->next_to_alloc = 0;
 	ring->next_to_clean = 0;
 	ring->next_to_use = 0;
@@ -262,6 +263,22 @@ static bool igb_hds_frame_error(struct igb_ring *ring, u32 staterr)
 	       !(ring->netdev->features & NETIF_F_RXALL);
 }
 
+/* The MTU keeps a frame within one payload buffer, but a peer may send a
+ * longer one that the MAC accepts (RLPML is larger than the MTU) and
+ * spreads over several descriptors. Each of them is dropped, up to and
+ * including the one with EOP, so that no continuation is taken for a frame
+ * of its own (it has no header of its own: its header buffer holds
+ * whatever an earlier frame left there). Counted once per frame.
+ */
+static void igb_hds_discard_desc(struct igb_ring *ring, netmem_ref netmem,
+				 u32 staterr)
+{
+	if (!ring->hds_discard)
+		ring->rx_stats.hds_drops++;
+	ring->hds_discard = !(staterr & E1000_RXD_STAT_EOP);
+	page_pool_put_netmem(ring->pp, netmem, true);
+}
+
 /**
  * igb_hds_clean_rx_irq - receive on a header split ring
  * @q_vector: the vector whose RX ring to clean
@@ -307,10 +324,8 @@ int igb_hds_clean_rx_irq(struct igb_q_vector *q_vector, const int budget)
 		if (++ring->next_to_clean == ring->count)
 			ring->next_to_clean = 0;
 
-		if (!(staterr & E1000_RXD_STAT_EOP)) {
-			/* frames span one descriptor: the MTU is bounded */
-			ring->rx_stats.hds_drops++;
-			page_pool_put_netmem(ring->pp, netmem, true);
+		if (ring->hds_discard || !(staterr & E1000_RXD_STAT_EOP)) {
+			igb_hds_discard_desc(ring, netmem, staterr);
 			continue;
 		}
 
@@ -425,6 +440,10 @@ static int igb_queue_mem_alloc(struct net_device *dev, void *per_queue_mem,
 
 	if (!ring_uses_hdr_split(ring))
 		return -EOPNOTSUPP;
+	/* no new binding while SR-IOV reshapes the queues */
+	if (test_bit(__IGB_SRIOV_CHANGING, &adapter->state) &&
+	    __netif_get_rx_queue(dev, idx)->mp_params.mp_ops)
+		return -EBUSY;
 
 	/* Build the new memory on a copy, leaving the live ring alone. */
 	shadow = *ring;
