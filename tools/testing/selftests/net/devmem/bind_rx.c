@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <net/if.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -137,6 +138,13 @@ FIXTURE_SETUP(bind_rx)
 
 FIXTURE_TEARDOWN(bind_rx)
 {
+	char path[PATH_MAX];
+
+	/* what a test that stopped half way may have left */
+	write_file("/sys/kernel/debug/failslab/ignore-gfp-wait", "Y");
+	snprintf(path, sizeof(path), "/sys/class/net/%s/device/sriov_numvfs",
+		 self->ifname);
+	write_file(path, "0");
 	nl_close(&self->nl);
 	close(self->dmabuf);
 	close(self->memfd);
@@ -505,34 +513,157 @@ TEST_F(bind_rx, channels_change_with_data_split)
 	ASSERT_EQ(0, devmem_nl_open(&self->nl));
 }
 
-TEST_F(bind_rx, device_unregistered_while_bound)
+/* PCI address of @ifname's device, in @pci; 0 or -errno. */
+static int iface_pci_addr(const char *ifname, char *pci, size_t len)
 {
-	char link[PATH_MAX], path[PATH_MAX], *pci;
-	unsigned int q = 0;
-	int tries;
+	char link[PATH_MAX], path[PATH_MAX];
 	ssize_t n;
 
-	snprintf(path, sizeof(path), "/sys/class/net/%s/device", self->ifname);
+	snprintf(path, sizeof(path), "/sys/class/net/%s/device", ifname);
 	n = readlink(path, link, sizeof(link) - 1);
-	ASSERT_LT(0, n);
+	if (n < 0)
+		return -errno;
 	link[n] = '\0';
-	pci = strrchr(link, '/') + 1;
+	snprintf(pci, len, "%s", strrchr(link, '/') + 1);
+	return 0;
+}
 
+/* Binds the igb driver to @pci again after it was unbound, as loading the
+ * module would, and brings the new interface up with header split. Returns
+ * its ifindex (its name in @ifname) or -errno.
+ */
+static int igb_driver_rebind(const char *pci, char *ifname, size_t len)
+{
+	int tries, ifindex = -ENODEV, err;
+
+	err = write_file("/sys/bus/pci/drivers/igb/bind", pci);
+	if (err)
+		return err;
+	for (tries = 0; tries < 100; tries++) {
+		ifindex = find_igb(ifname, len);
+		if (ifindex > 0 && !set_link(ifname, true))
+			break;
+		usleep(100000);
+	}
+	if (ifindex <= 0)
+		return ifindex;
+	err = ethtool_set_tcp_data_split(ifindex, true, NULL, 0);
+	return err ? err : ifindex;
+}
+
+TEST_F(bind_rx, device_unregistered_while_bound)
+{
+	unsigned int q = 0;
+	char pci[64];
+
+	ASSERT_EQ(0, iface_pci_addr(self->ifname, pci, sizeof(pci)));
 	ASSERT_EQ(0, devmem_bind_rx(&self->nl, self->ifindex, self->dmabuf,
 				    &q, 1, NULL, self->extack, EXTACK_LEN));
 	ASSERT_EQ(0, write_file("/sys/bus/pci/drivers/igb/unbind", pci));
 	EXPECT_EQ(-ENODEV, rxq_binding(self->ifindex, 0));
 	nl_close(&self->nl);
 
-	ASSERT_EQ(0, write_file("/sys/bus/pci/drivers/igb/bind", pci));
-	for (tries = 0; tries < 100; tries++) {
-		self->ifindex = find_igb(self->ifname, sizeof(self->ifname));
-		if (self->ifindex > 0 && !set_link(self->ifname, true))
-			break;
-		usleep(100000);
-	}
+	self->ifindex = igb_driver_rebind(pci, self->ifname,
+					  sizeof(self->ifname));
 	ASSERT_LT(0, self->ifindex);
-	EXPECT_EQ(0, ethtool_set_tcp_data_split(self->ifindex, true, NULL, 0));
+}
+
+/* One bind-rx racing the close of its own socket from another thread. */
+struct bind_race {
+	struct nl_ctx nl;
+	int ifindex;
+	int dmabuf;
+	int err;
+	char extack[EXTACK_LEN];
+};
+
+static void *bind_race_thread(void *arg)
+{
+	struct bind_race *race = arg;
+	unsigned int q = 0;
+
+	race->err = devmem_bind_rx(&race->nl, race->ifindex, race->dmabuf,
+				   &q, 1, NULL, race->extack, EXTACK_LEN);
+	return NULL;
+}
+
+/* The owner socket is closed by another thread while its bind-rx runs:
+ * whichever comes first, no binding outlives the socket.
+ */
+TEST_F(bind_rx, close_while_binding)
+{
+	struct bind_race race = {
+		.ifindex = self->ifindex,
+		.dmabuf = self->dmabuf,
+	};
+	unsigned int round, bound = 0;
+	pthread_t thread;
+	int fd;
+
+	for (round = 0; round < 50; round++) {
+		ASSERT_EQ(0, devmem_nl_open(&race.nl));
+		fd = race.nl.fd;
+		ASSERT_EQ(0, pthread_create(&thread, NULL, bind_race_thread,
+					    &race));
+		usleep((round % 10) * 20000);
+		close(fd);
+		pthread_join(thread, NULL);
+		EXPECT_TRUE(!race.err || race.err == -EBADF)
+			TH_LOG("round %u: bind-rx: %s", round,
+			       strerror(-race.err));
+		if (!race.err)
+			bound++;
+		race.nl.fd = -1;
+		nl_close(&race.nl);
+		ASSERT_EQ(0, rxq_binding(self->ifindex, 0))
+			TH_LOG("round %u: a binding outlived its socket", round);
+	}
+	TH_LOG("%u of %u binds went through before the close", bound, round);
+}
+
+/* Enabling or disabling VFs reshapes the PF's queues: refused with EBUSY
+ * while a queue is bound, allowed again once it is not.
+ */
+TEST_F(bind_rx, sriov_refused_while_bound)
+{
+	char path[PATH_MAX];
+	unsigned int q = 0;
+	int queues, err;
+
+	snprintf(path, sizeof(path), "/sys/class/net/%s/device/sriov_numvfs",
+		 self->ifname);
+	ASSERT_EQ(0, access(path, W_OK))
+		TH_LOG("no SR-IOV on %s (CONFIG_PCI_IOV)", self->ifname);
+	queues = devmem_rx_queue_count(self->ifname);
+	ASSERT_EQ(0, devmem_bind_rx(&self->nl, self->ifindex, self->dmabuf,
+				    &q, 1, NULL, self->extack, EXTACK_LEN));
+	EXPECT_EQ(-EBUSY, write_file(path, "1"));
+	EXPECT_LT(0, rxq_binding(self->ifindex, 0));
+	EXPECT_EQ(queues, devmem_rx_queue_count(self->ifname));
+	nl_close(&self->nl);
+
+	/* unbound, the refusal is gone: VFs come and go (where the platform
+	 * can place them), and the PF keeps working
+	 */
+	err = write_file(path, "1");
+	EXPECT_NE(-EBUSY, err);
+	if (err)
+		TH_LOG("no VF could be enabled here: %s", strerror(-err));
+	if (!err) {
+		ASSERT_EQ(0, devmem_nl_open(&self->nl));
+		EXPECT_EQ(0, devmem_bind_rx(&self->nl, self->ifindex,
+					    self->dmabuf, &q, 1, NULL,
+					    self->extack, EXTACK_LEN))
+			TH_LOG("bind-rx with a VF: %s", self->extack);
+		EXPECT_EQ(-EBUSY, write_file(path, "0"));
+		nl_close(&self->nl);
+		EXPECT_EQ(0, write_file(path, "0"));
+	}
+	EXPECT_EQ(queues, devmem_rx_queue_count(self->ifname));
+	ASSERT_EQ(0, devmem_nl_open(&self->nl));
+	EXPECT_EQ(0, devmem_bind_rx(&self->nl, self->ifindex, self->dmabuf,
+				    &q, 1, NULL, self->extack, EXTACK_LEN))
+		TH_LOG("bind-rx after SR-IOV: %s", self->extack);
 }
 
 /* Fault injection (fail-nth): make the Nth slab allocation of a bind fail,
@@ -611,6 +742,161 @@ TEST_F_TIMEOUT(bind_rx, bind_fails_cleanly_at_every_allocation, 1800)
 	EXPECT_LT(0, rxq_binding(self->ifindex, 0));
 	nl_close(&self->nl);
 	close(dmabuf);
+}
+
+/* Current RX ring size of @ifname (ethtool -g), or -1. */
+static int rx_ring_size(const char *ifname)
+{
+	char cmd[128];
+	int size = -1;
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd),
+		 "ethtool -g %s | awk '/^Current/ {c = 1} c && /^RX:/ {print $2; exit}'",
+		 ifname);
+	f = popen(cmd, "r");
+	if (!f)
+		return -1;
+	if (fscanf(f, "%d", &size) != 1)
+		size = -1;
+	pclose(f);
+	return size;
+}
+
+/* Is @ifname administratively up? */
+static bool link_is_up(const char *ifname)
+{
+	struct ifreq ifr = {};
+	bool up = false;
+	int fd;
+
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return false;
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
+	if (!ioctl(fd, SIOCGIFFLAGS, &ifr))
+		up = ifr.ifr_flags & IFF_UP;
+	close(fd);
+	return up;
+}
+
+/* Devices attached to the udmabuf @fd (debugfs bufinfo), or -errno. */
+static int dmabuf_attachments(int fd)
+{
+	char line[256], key[64];
+	bool ours = false;
+	struct stat st;
+	int n = -ENOENT;
+	FILE *f;
+
+	if (fstat(fd, &st))
+		return -errno;
+	snprintf(key, sizeof(key), "udmabuf\t%08lu\t", (unsigned long)st.st_ino);
+	f = fopen("/sys/kernel/debug/dma_buf/bufinfo", "r");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		if (!ours) {
+			ours = strstr(line, key);
+			continue;
+		}
+		if (sscanf(line, "Total %d devices attached", &n) == 1)
+			break;
+	}
+	fclose(f);
+	return n;
+}
+
+/* dmabuf_attachments() once it is 0, or after two seconds. */
+static int dmabuf_attachments_settled(int fd)
+{
+	int n, tries;
+
+	for (tries = 0; tries < 20; tries++) {
+		n = dmabuf_attachments(fd);
+		if (n <= 0)
+			break;
+		usleep(100000);
+	}
+	return n;
+}
+
+/* Fault injection again, on the way out: the Nth allocation after the
+ * owner socket starts to close fails, for N from 1 until the close needs
+ * no more. When the failure is the restart that takes the queue back to
+ * host memory, the queue goes on running on the dma-buf's page pool, which
+ * keeps the dma-buf attached; the device stays up. Whatever failed, the
+ * queue ends unbound, and the device still goes down and up (which lets
+ * the dma-buf go), changes its ring size and, at the end, lets its driver
+ * go and come back (as on module unload and load).
+ */
+TEST_F_TIMEOUT(bind_rx, unbind_survives_allocation_failures, 1800)
+{
+	unsigned int q = 0, n, failures = 0, kept = 0;
+	int pending = 0, dmabuf, ring, attached;
+	char pci[64];
+
+	if (access("/proc/thread-self/fail-nth", W_OK))
+		SKIP(return, "no fault injection (CONFIG_FAULT_INJECTION)");
+	if (access("/sys/kernel/debug/failslab", F_OK))
+		mount("debugfs", "/sys/kernel/debug", "debugfs", 0, NULL);
+	ASSERT_EQ(0, write_file("/sys/kernel/debug/failslab/ignore-gfp-wait",
+				"N"));
+	write_file("/sys/kernel/debug/failslab/verbose", "0");
+	dmabuf = udmabuf_create(FAULT_DMABUF_SIZE, NULL);
+	ASSERT_LE(0, dmabuf);
+	ASSERT_EQ(0, dmabuf_attachments(dmabuf));
+	ring = rx_ring_size(self->ifname);
+	ASSERT_LT(0, ring);
+
+	for (n = 1; n < 100000; n++) {
+		ASSERT_EQ(0, devmem_bind_rx(&self->nl, self->ifindex, dmabuf,
+					    &q, 1, NULL, self->extack,
+					    EXTACK_LEN))
+			TH_LOG("bind-rx before failure %u: %s", n,
+			       self->extack);
+		ASSERT_EQ(1, dmabuf_attachments(dmabuf));
+		ASSERT_EQ(0, fail_nth_set(n));
+		nl_close(&self->nl);
+		pending = fail_nth_pending();
+		fail_nth_set(0);
+		ASSERT_EQ(0, devmem_nl_open(&self->nl));
+		ASSERT_EQ(0, rxq_binding(self->ifindex, 0))
+			TH_LOG("allocation %u failed: queue still bound", n);
+		ASSERT_TRUE(link_is_up(self->ifname))
+			TH_LOG("allocation %u failed: the device went down", n);
+		if (pending > 0)
+			break;	/* nothing failed: the close went through */
+		failures++;
+		attached = dmabuf_attachments(dmabuf);
+		ASSERT_LE(0, attached);
+		if (!attached)
+			continue;	/* the queue left: the next bind checks it */
+		kept++;
+		ASSERT_EQ(0, set_link(self->ifname, false));
+		ASSERT_EQ(0, set_link(self->ifname, true));
+		ASSERT_EQ(0, dmabuf_attachments_settled(dmabuf))
+			TH_LOG("allocation %u failed: the dma-buf stays attached after down and up",
+			       n);
+		ASSERT_EQ(0, devmem_shell("ethtool -G %s rx %d", self->ifname,
+					  ring * 2));
+		ASSERT_EQ(0, devmem_shell("ethtool -G %s rx %d", self->ifname,
+					  ring));
+	}
+	write_file("/sys/kernel/debug/failslab/ignore-gfp-wait", "Y");
+	TH_LOG("%u closes failed at allocations 1..%u; %u kept the dma-buf until a reset",
+	       failures, n, kept);
+	EXPECT_LT(0, pending);
+	EXPECT_LT(0U, failures);
+	EXPECT_LT(0U, kept);
+	EXPECT_EQ(0, dmabuf_attachments(dmabuf));
+	close(dmabuf);
+
+	ASSERT_EQ(0, iface_pci_addr(self->ifname, pci, sizeof(pci)));
+	ASSERT_EQ(0, write_file("/sys/bus/pci/drivers/igb/unbind", pci));
+	self->ifindex = igb_driver_rebind(pci, self->ifname,
+					  sizeof(self->ifname));
+	ASSERT_LT(0, self->ifindex);
 }
 
 TEST_HARNESS_MAIN

@@ -23,7 +23,17 @@
 # - a packet socket captures headers only;
 # - TCP to a plain listener: recv() fails with EFAULT; through the FTP
 #   conntrack helper (port 21), the helper drops what it cannot parse;
-#   nothing crashes.
+#   nothing crashes;
+# - hand-made frames: IPv4 and IPv6 fragments (overlapping ones too),
+#   IPv6 extension headers, TCP with bad checksums (counted in
+#   InCsumErrors), SYN and RST with payload, segments out of an
+#   established connection's window, VLAN-tagged UDP to a VLAN device:
+#   fragments are never reassembled into a datagram, ICMP errors quote
+#   only bytes that were sent;
+# - frames longer than one payload buffer (the server's MTU is 3000, so
+#   the MAC takes frames up to 9728 bytes; the peer's MTU is 9000): dropped
+#   whole and counted once each in hds_drops, never taken apart into
+#   frames made of a stale header and the peer's bytes.
 #
 # Then a validated devmem flow, with UDP from the peer at the same time,
 # still delivers every byte intact. The guest runner fails the test on
@@ -39,6 +49,10 @@ FWD_ADDR6=2001:db8:1::2
 PORT=5411
 UDP_PORT=5412
 PATTERN=251
+FRAG_PORT=5413
+HOLD_PORT=5414
+VLAN_ADDR4=203.0.113.1
+SRV_MTU=3000
 ret=0
 
 tmp=$(mktemp -d)
@@ -46,6 +60,12 @@ cleanup()
 {
 	topo_stop_and_restore "$SRV_NS" "$CLI_NS" "$FWD_NS"
 	ip netns del "$FWD_NS" 2>/dev/null
+	if [ -n "${SRV_IF:-}" ]; then
+		ip -n "$SRV_NS" link del "$SRV_IF.100" 2>/dev/null
+		ip -n "$CLI_NS" link del "$CLI_IF.100" 2>/dev/null
+		ip -n "$SRV_NS" link set "$SRV_IF" mtu 1500
+		ip -n "$CLI_NS" link set "$CLI_IF" mtu 1500
+	fi
 	rm -rf "$tmp"
 	topo_teardown
 }
@@ -330,6 +350,116 @@ ftp_helper()
 		fail "FTP helper: device memory reached a plain socket as bytes"
 }
 
+# Tcp: counter of a namespace.
+tcp_snmp()
+{
+	ip netns exec "$1" awk -v k="$2" '$1 == "Tcp:" {
+		if (!col) { for (i = 2; i <= NF; i++) if ($i == k) col = i }
+		else print $col }' /proc/net/snmp
+}
+
+# A VLAN device on each side: the server's answers on VLAN 100, the
+# client's lets tagged frames through its NIC's VLAN filter.
+vlan_setup()
+{
+	local cli_mac
+
+	cli_mac=$(ip netns exec "$CLI_NS" cat /sys/class/net/"$CLI_IF"/address)
+	ip -n "$SRV_NS" link add link "$SRV_IF" name "$SRV_IF.100" type vlan id 100 &&
+	ip -n "$SRV_NS" addr add "$VLAN_ADDR4/24" dev "$SRV_IF.100" &&
+	ip -n "$SRV_NS" link set "$SRV_IF.100" up &&
+	ip -n "$SRV_NS" neigh add "${VLAN_ADDR4%.*}.2" lladdr "$cli_mac" \
+		dev "$SRV_IF.100" &&
+	ip -n "$CLI_NS" link add link "$CLI_IF" name "$CLI_IF.100" type vlan id 100 &&
+	ip -n "$CLI_NS" link set "$CLI_IF.100" up
+}
+
+crafted_frames()
+{
+	local srv_mac csum r4 r6 req hds frag_pid hold_pid
+
+	vlan_setup || { fail "crafted frames: VLAN devices"; return; }
+	# incomplete datagrams time out (and are quoted) within the run
+	ip netns exec "$SRV_NS" sysctl -qw net.ipv4.ipfrag_time=1 \
+		net.ipv6.ip6frag_time=1
+	srv_mac=$(ip netns exec "$SRV_NS" cat /sys/class/net/"$SRV_IF"/address)
+	ip netns exec "$SRV_NS" $PEER recv "$FRAG_PORT" 10 > "$tmp/frag.out" &
+	frag_pid=$!
+	ip netns exec "$SRV_NS" $PEER hold "$HOLD_PORT" 10 > "$tmp/hold.out" &
+	hold_pid=$!
+	topo_wait "grep -q listening $tmp/frag.out && grep -q listening $tmp/hold.out" 100
+	csum=$(tcp_snmp "$SRV_NS" InCsumErrors)
+	r4=$(snmp4 "$SRV_NS" ReasmFails)
+	r6=$(snmp6 "$SRV_NS" Ip6ReasmFails)
+	req=$(($(snmp4 "$SRV_NS" ReasmReqds) + $(snmp6 "$SRV_NS" Ip6ReasmReqds)))
+	hds=$(srv_stat rx_queue_1_hds_drops)
+	ip netns exec "$CLI_NS" $PEER frames "$CLI_IF" "$srv_mac" \
+		"$CLI_ADDR4" "$SRV_ADDR4" "$CLI_ADDR6" "$SRV_ADDR6" "$FRAG_PORT" \
+		"$PORT" "$HOLD_PORT" "$VLAN_ADDR4" > "$tmp/frames.out" 2>&1 ||
+		{ cat "$tmp/frames.out"
+		  fail "crafted frames: the peer failed, or an ICMP error quoted bytes it never sent"; }
+	wait "$frag_pid" || fail "crafted frames: a datagram carried bytes the peer never sent"
+	wait "$hold_pid"
+	csum=$(($(tcp_snmp "$SRV_NS" InCsumErrors) - csum))
+	r4=$(($(snmp4 "$SRV_NS" ReasmFails) - r4))
+	r6=$(($(snmp6 "$SRV_NS" Ip6ReasmFails) - r6))
+	req=$(($(snmp4 "$SRV_NS" ReasmReqds) + $(snmp6 "$SRV_NS" Ip6ReasmReqds) - req))
+	hds=$(($(srv_stat rx_queue_1_hds_drops) - hds))
+	ip netns exec "$SRV_NS" sysctl -qw net.ipv4.ipfrag_time=30 \
+		net.ipv6.ip6frag_time=60
+	echo "crafted frames: $(summary "$tmp/frames.out" frames_sent) sent," \
+	     "$(summary "$tmp/frames.out" icmp_errors) ICMP errors back with" \
+	     "$(summary "$tmp/frames.out" foreign_bytes) foreign bytes;" \
+	     "InCsumErrors +$csum, fragments to reassemble +$req," \
+	     "ReasmFails +$r4, Ip6ReasmFails +$r6," \
+	     "hds_drops +$hds; fragmented datagrams delivered:" \
+	     "$(summary "$tmp/frag.out" intact) intact," \
+	     "$(summary "$tmp/frag.out" refused) unreadable"
+	[ "$csum" -ge 20 ] ||
+		fail "crafted frames: bad TCP checksums not counted in InCsumErrors"
+	[ "$(summary "$tmp/frag.out" intact)" = 0 ] &&
+		[ "$(summary "$tmp/frag.out" refused)" = 0 ] ||
+		fail "crafted frames: fragments of device memory were reassembled"
+	[ "$req" -gt 0 ] ||
+		fail "crafted frames: no fragment reached reassembly"
+	[ $((r4 + r6)) -gt 0 ] ||
+		fail "crafted frames: failed reassemblies were not counted"
+	[ "$(summary "$tmp/frames.out" vlan_icmp_errors)" -gt 0 ] ||
+		fail "crafted frames: nothing came back from the VLAN device"
+	[ "$(summary "$tmp/hold.out" accepted)" -ge 1 ] ||
+		fail "crafted frames: the connection for out-of-window segments failed"
+	ip -n "$SRV_NS" link del "$SRV_IF.100"
+	ip -n "$CLI_NS" link del "$CLI_IF.100"
+}
+
+# Frames that span several RX descriptors. 300 datagrams first leave a
+# UDP header for UDP_PORT in every header buffer of the ring: a
+# continuation taken for a frame of its own would reach that port.
+oversize()
+{
+	local hds got
+
+	ip -n "$CLI_NS" link set "$CLI_IF" mtu 9000 ||
+		{ fail "oversize: the peer's MTU cannot be raised"; return; }
+	topo_wait "ip netns exec $CLI_NS ping -c1 -W1 $SRV_ADDR4" 100
+	ip netns exec "$SRV_NS" $PEER recv "$UDP_PORT" 12 > "$tmp/oversize.out" &
+	local pid=$!
+	topo_wait "grep -q listening $tmp/oversize.out" 100
+	hds=$(srv_stat rx_queue_1_hds_drops)
+	ip netns exec "$CLI_NS" $PEER send "$SRV_ADDR4" "$UDP_PORT" 300 1000 > /dev/null
+	ip netns exec "$CLI_NS" $PEER send "$SRV_ADDR4" "$UDP_PORT" 20 8000 > /dev/null
+	wait "$pid" || fail "oversize: a datagram carried bytes the peer never sent"
+	hds=$(($(srv_stat rx_queue_1_hds_drops) - hds))
+	got=$(($(summary "$tmp/oversize.out" intact) + $(summary "$tmp/oversize.out" refused)))
+	ip -n "$CLI_NS" link set "$CLI_IF" mtu 1500
+	topo_wait "ip netns exec $CLI_NS ping -c1 -W1 $SRV_ADDR4" 100
+	echo "oversize: hds_drops +$hds for 20 frames; $got datagrams for 300 sent of 1000 bytes"
+	[ "$hds" -eq 20 ] ||
+		fail "oversize: frames of several descriptors not dropped and counted once each"
+	[ "$got" -le 300 ] ||
+		fail "oversize: $((got - 300)) continuations were delivered as frames of their own"
+}
+
 devmem_flow()
 {
 	local bytes=$((16 << 20)) rc got errors
@@ -351,6 +481,10 @@ devmem_flow()
 
 topo_setup || exit 1
 fwd_setup || { echo "FAIL: third namespace"; exit 1; }
+# the MAC takes frames up to 9728 bytes once the MTU is over 1500
+ip -n "$SRV_NS" link set "$SRV_IF" mtu "$SRV_MTU" ||
+	{ echo "FAIL: server MTU $SRV_MTU"; exit 1; }
+topo_wait "ip -n $SRV_NS link show $SRV_IF | grep -q LOWER_UP" 200
 server_start || { echo "FAIL: ncdevmem server did not start"; exit 1; }
 # the first UDP datagram makes the 4-tuple's neighbour entries: wait for them
 ip netns exec "$CLI_NS" ping -q -c 1 -W 2 "$SRV_ADDR4" > /dev/null
@@ -370,7 +504,8 @@ ftp_helper_done()
 }
 
 for phase in ${HOSTILE_PHASES:-udp_closed_ports udp_open_port icmp_echo \
-	forwarding mirred tc_bpf nft_phase ftp_helper capture plain_tcp}; do
+	forwarding mirred tc_bpf nft_phase ftp_helper capture plain_tcp \
+	crafted_frames oversize}; do
 	$phase
 done
 ftp_helper_done

@@ -483,6 +483,7 @@ FIXTURE(devmem_tx) {
 	bool veth;		/* VETH to delete */
 	bool rss;		/* RSS table of CLI_IF to reset */
 	bool sg_off;		/* scatter-gather of CLI_IF to turn on */
+	bool csum_off;		/* checksum offload of CLI_IF to turn on */
 	char extack[EXTACK_LEN];
 };
 
@@ -547,6 +548,8 @@ FIXTURE_TEARDOWN(devmem_tx)
 		devmem_shell("ethtool -X %s default", self->ifname);
 	if (self->sg_off)
 		devmem_shell("ethtool -K %s sg on", self->ifname);
+	if (self->csum_off)
+		devmem_shell("ethtool -K %s tx on sg on", self->ifname);
 	if (self->data_split)
 		EXPECT_EQ(0, ethtool_set_tcp_data_split(self->ifindex, false,
 							NULL, 0));
@@ -1208,6 +1211,46 @@ TEST_F_TIMEOUT(devmem_tx, refused_send_paths, FLOW_TIMEOUT)
 	self->sg_off = false;
 	ASSERT_EQ(0, rx_finish(self, &rep));
 	EXPECT_EQ(0ULL, rep.bytes);
+}
+
+/*
+ * Checksum offload turned off between sends: only the NIC can sum device
+ * memory, so the devmem send is refused and nothing is queued, while host
+ * memory still goes through; with the offload back devmem sends resume,
+ * and the receiver gets every byte in order. Then the offload goes away
+ * with device memory in flight.
+ */
+TEST_F_TIMEOUT(devmem_tx, csum_offload_off_refused, FLOW_TIMEOUT)
+{
+	struct rx_opts o = {};
+
+	ASSERT_EQ(0, rx_start(self, &o));
+	ASSERT_EQ(0, tx_open(self, SRV_ADDR6, true));
+	ASSERT_EQ(0, tx_devmem(&self->tx, 100000, 0));
+	/* what is queued was summed by the NIC: let it be acked first */
+	ASSERT_EQ(0, tx_outq_settled(self->tx.fd, 10));
+	ASSERT_EQ(0, devmem_shell("ethtool -K %s tx off", self->ifname));
+	self->csum_off = true;
+	EXPECT_EQ(-EOPNOTSUPP, devmem_send_one(self->tx.fd, self->tx.id, 0,
+					       1000, MSG_ZEROCOPY));
+	EXPECT_EQ(0, tx_outq(self->tx.fd));
+	ASSERT_EQ(0, tx_plain(&self->tx, 10000));
+	ASSERT_EQ(0, devmem_shell("ethtool -K %s tx on sg on", self->ifname));
+	self->csum_off = false;
+	ASSERT_EQ(0, tx_devmem(&self->tx, 100000, 0));
+
+	/* Offload gone while device memory is in flight: what the stack
+	 * (re)transmits meanwhile is dropped, never summed in software (the
+	 * guest's runner fails the test on a splat); once it is back the
+	 * retransmissions carry the stream on, intact.
+	 */
+	ASSERT_EQ(0, tx_devmem(&self->tx, 1 << 20, 0));
+	ASSERT_EQ(0, devmem_shell("ethtool -K %s tx off", self->ifname));
+	self->csum_off = true;
+	sleep(1);
+	ASSERT_EQ(0, devmem_shell("ethtool -K %s tx on sg on", self->ifname));
+	self->csum_off = false;
+	finish_stream(_metadata, self);
 }
 
 /* --- an RX binding's id --------------------------------------------------- */

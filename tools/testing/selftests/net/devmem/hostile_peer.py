@@ -12,11 +12,26 @@
       count UDP datagrams for SECONDS: intact (all 0x5a), wrong (any other
       byte) and refused (recv failed with EFAULT).
 
+  hostile_peer.py frames IFACE DSTMAC SRC4 DST4 SRC6 DST6 PORT TCPPORT
+                         HOLDPORT VLANDST4
+      hand-made frames through a packet socket on IFACE, to DSTMAC:
+      IPv4 and IPv6 fragments of UDP datagrams to PORT (overlapping ones
+      too), IPv6 with hop-by-hop and destination options before UDP to
+      the closed port PORT + 100, TCP
+      with bad checksums, SYN and RST with payload to TCPPORT, segments
+      out of the window of an established connection to HOLDPORT, and
+      802.1Q-tagged UDP (VLAN 100) to a closed port of VLANDST4. Every
+      frame from DSTMAC meanwhile is checked: an ICMP or ICMPv6 error may
+      quote only bytes that were sent.
+  hostile_peer.py hold PORT SECONDS
+      accept TCP connections on PORT and keep them open, never reading.
+
 Prints "key: value" lines; exits 1 when a reply or a datagram carried a
 byte the peer never sent.
 """
 
 import errno
+import random
 import select
 import socket
 import struct
@@ -144,6 +159,263 @@ def recv(port, seconds):
     return 0 if not wrong else 1
 
 
+ETH_P_ALL = 0x0003
+ETH_P_IP = 0x0800
+ETH_P_IPV6 = 0x86dd
+ETH_P_8021Q = 0x8100
+TCP_FIN, TCP_SYN, TCP_RST, TCP_PSH, TCP_ACK = 0x01, 0x02, 0x04, 0x08, 0x10
+
+
+def csum16(data):
+    """The Internet checksum of data."""
+    if len(data) % 2:
+        data += b'\0'
+    total = sum(struct.unpack('!%dH' % (len(data) // 2), data))
+    while total >> 16:
+        total = (total & 0xffff) + (total >> 16)
+    return ~total & 0xffff
+
+
+def pseudo4(src, dst, proto, length):
+    return socket.inet_aton(src) + socket.inet_aton(dst) + \
+        struct.pack('!BBH', 0, proto, length)
+
+
+def pseudo6(src, dst, proto, length):
+    return socket.inet_pton(socket.AF_INET6, src) + \
+        socket.inet_pton(socket.AF_INET6, dst) + \
+        struct.pack('!IxxxB', length, proto)
+
+
+def ipv4(src, dst, proto, payload, ident=0, frag=0, more=False):
+    """An IPv4 header (fragment offset in bytes) and payload."""
+    flags_off = (0x2000 if more else 0) | (frag // 8)
+    hdr = struct.pack('!BBHHHBBH4s4s', 0x45, 0, 20 + len(payload), ident,
+                      flags_off, 64, proto, 0, socket.inet_aton(src),
+                      socket.inet_aton(dst))
+    hdr = hdr[:10] + struct.pack('!H', csum16(hdr)) + hdr[12:]
+    return hdr + payload
+
+
+def ipv6(src, dst, nexthdr, payload):
+    return struct.pack('!IHBB16s16s', 0x60000000, len(payload), nexthdr, 64,
+                       socket.inet_pton(socket.AF_INET6, src),
+                       socket.inet_pton(socket.AF_INET6, dst)) + payload
+
+
+def udp(pseudo, sport, dport, data):
+    """A UDP header and data; pseudo(length) is the pseudo header."""
+    hdr = struct.pack('!HHHH', sport, dport, 8 + len(data), 0)
+    summed = csum16(pseudo(8 + len(data)) + hdr + data) or 0xffff
+    return hdr[:6] + struct.pack('!H', summed) + data
+
+
+def tcp(pseudo, sport, dport, seq, ack, flags, data, bad_csum=False):
+    hdr = struct.pack('!HHIIBBHHH', sport, dport, seq, ack, 5 << 4, flags,
+                      65535, 0, 0)
+    summed = csum16(pseudo(20 + len(data)) + hdr + data)
+    if bad_csum:
+        summed ^= 0x5555
+    return hdr[:16] + struct.pack('!H', summed) + hdr[18:] + data
+
+
+class Wire:
+    """A packet socket on one interface: frames out, the server's in."""
+
+    def __init__(self, iface, dstmac):
+        self.sock = socket.socket(socket.AF_PACKET, socket.SOCK_RAW,
+                                  socket.htons(ETH_P_ALL))
+        self.sock.bind((iface, 0))
+        with open(f'/sys/class/net/{iface}/address') as f:
+            self.src = bytes.fromhex(f.read().strip().replace(':', ''))
+        self.dst = bytes.fromhex(dstmac.replace(':', ''))
+        self.sent = 0
+        self.icmp_errors = {}                     # by source address
+        self.foreign = 0
+
+    def send(self, ethertype, payload, vlan=None):
+        hdr = self.dst + self.src
+        if vlan is not None:
+            hdr += struct.pack('!HH', ETH_P_8021Q, vlan)
+        self.sock.send(hdr + struct.pack('!H', ethertype) + payload)
+        self.sent += 1
+        time.sleep(0.003)
+        self.drain(0)
+
+    def drain(self, seconds):
+        deadline = time.time() + seconds
+        while True:
+            left = max(0, deadline - time.time())
+            ready, _, _ = select.select([self.sock], [], [], left)
+            if not ready:
+                return
+            frame, addr = self.sock.recvfrom(65536)
+            if addr[2] == socket.PACKET_OUTGOING or frame[6:12] != self.dst:
+                continue
+            self.check_reply(frame)
+
+    def check_reply(self, frame):
+        """Count the bytes an ICMP(v6) error quotes that were not sent."""
+        ethertype, off = struct.unpack('!H', frame[12:14])[0], 14
+        if ethertype == ETH_P_8021Q:
+            ethertype, off = struct.unpack('!H', frame[16:18])[0], 18
+        l3 = frame[off:]
+        if ethertype == ETH_P_IP and len(l3) >= 20 and l3[9] == 1:
+            icmp = l3[(l3[0] & 0x0f) * 4:]
+            if len(icmp) < 8 or icmp[0] not in (3, 11, 12):
+                return
+            src = socket.inet_ntoa(l3[12:16])
+            quoted = quoted_payload4(icmp[8:])
+        elif ethertype == ETH_P_IPV6 and len(l3) >= 48 and l3[6] == 58:
+            icmp = l3[40:]
+            if icmp[0] >= 128:                    # not an error
+                return
+            src = socket.inet_ntop(socket.AF_INET6, l3[8:24])
+            quoted = quoted_payload6(icmp[8:])
+        else:
+            return
+        self.icmp_errors[src] = self.icmp_errors.get(src, 0) + 1
+        self.foreign += sum(1 for b in quoted if b != FILL)
+
+
+def quoted_payload4(inner):
+    """The payload bytes an ICMP error quotes of an IPv4 packet sent."""
+    if len(inner) < 20:
+        return b''
+    start = (inner[0] & 0x0f) * 4
+    if not struct.unpack('!H', inner[6:8])[0] & 0x1fff:   # no L4 header
+        start += 20 if inner[9] == socket.IPPROTO_TCP else 8
+    return inner[start:struct.unpack('!H', inner[2:4])[0]]
+
+
+def quoted_payload6(inner):
+    """The payload bytes an ICMPv6 error quotes of an IPv6 packet sent:
+    after its extension headers and its UDP or TCP header."""
+    if len(inner) < 40:
+        return b''
+    nexthdr, off, first = inner[6], 40, True
+    while nexthdr in (0, 43, 44, 60) and off + 8 <= len(inner):
+        if nexthdr == 44:
+            first = not struct.unpack('!H', inner[off + 2:off + 4])[0] & 0xfff8
+            nexthdr, off = inner[off], off + 8
+        else:
+            nexthdr, off = inner[off], off + (inner[off + 1] + 1) * 8
+    if first:
+        off += 20 if nexthdr == socket.IPPROTO_TCP else 8
+    return inner[off:]
+
+
+def frag4_datagrams(wire, src, dst, port, count, overlap):
+    data = bytes([FILL]) * 3000
+    for i in range(count):
+        dgram = udp(lambda n: pseudo4(src, dst, socket.IPPROTO_UDP, n),
+                    41000 + i, port, data)
+        ident = random.randint(1, 0xffff)
+        step = 1480
+        offsets = list(range(0, len(dgram), step))
+        if overlap:
+            offsets.insert(2, step - 8 * 8)       # rewrites 64 bytes
+        for off in offsets:
+            piece = dgram[off:off + step]
+            more = off + len(piece) < len(dgram)
+            wire.send(ETH_P_IP, ipv4(src, dst, socket.IPPROTO_UDP, piece,
+                                     ident, off, more))
+
+
+def frag6_datagrams(wire, src, dst, port, count):
+    data = bytes([FILL]) * 3000
+    for i in range(count):
+        dgram = udp(lambda n: pseudo6(src, dst, socket.IPPROTO_UDP, n),
+                    42000 + i, port, data)
+        ident = random.randint(1, 0xffffffff)
+        step = 1448
+        for off in range(0, len(dgram), step):
+            piece = dgram[off:off + step]
+            more = off + len(piece) < len(dgram)
+            fraghdr = struct.pack('!BBHI', socket.IPPROTO_UDP, 0,
+                                  off | int(more), ident)
+            wire.send(ETH_P_IPV6, ipv6(src, dst, 44, fraghdr + piece))
+
+
+def exthdr6_datagrams(wire, src, dst, port, count):
+    data = bytes([FILL]) * 1000
+    for i in range(count):
+        dgram = udp(lambda n: pseudo6(src, dst, socket.IPPROTO_UDP, n),
+                    43000 + i, port, data)
+        # hop-by-hop (PadN), then destination options (PadN), then UDP
+        hbh = struct.pack('!BB', 60, 0) + bytes([1, 4, 0, 0, 0, 0])
+        dst_opts = struct.pack('!BB', socket.IPPROTO_UDP, 0) + \
+            bytes([1, 4, 0, 0, 0, 0])
+        wire.send(ETH_P_IPV6, ipv6(src, dst, 0, hbh + dst_opts + dgram))
+
+
+def tcp_segments(wire, src, dst, dport, count, flags, bad_csum, sport=0,
+                 seq=None, ack=0):
+    data = bytes([FILL]) * 1000
+    pseudo = lambda n: pseudo4(src, dst, socket.IPPROTO_TCP, n)
+    for i in range(count):
+        segment = tcp(pseudo, sport or 44000 + i, dport,
+                      random.getrandbits(32) if seq is None else seq, ack,
+                      flags, data, bad_csum)
+        wire.send(ETH_P_IP, ipv4(src, dst, socket.IPPROTO_TCP, segment))
+
+
+def out_of_window(wire, src, dst, port, count):
+    """Segments far out of the window of an established connection."""
+    conn = socket.create_connection((dst, port), timeout=5)
+    sport = conn.getsockname()[1]
+    for _ in range(count):
+        tcp_segments(wire, src, dst, port, 1, TCP_ACK | TCP_PSH, False,
+                     sport, random.getrandbits(32), random.getrandbits(32))
+    conn.sendall(b'alive')
+    conn.close()
+
+
+def frames(iface, dstmac, src4, dst4, src6, dst6, port, tcpport, holdport,
+           vlandst4):
+    wire = Wire(iface, dstmac)
+    frag4_datagrams(wire, src4, dst4, port, 10, False)
+    frag4_datagrams(wire, src4, dst4, port, 5, True)
+    frag6_datagrams(wire, src6, dst6, port, 10)
+    exthdr6_datagrams(wire, src6, dst6, port + 100, 10)   # a closed port
+    tcp_segments(wire, src4, dst4, tcpport, 20, TCP_ACK | TCP_PSH, True)
+    tcp_segments(wire, src4, dst4, tcpport, 10, TCP_SYN, False)
+    tcp_segments(wire, src4, dst4, tcpport, 10, TCP_RST, False)
+    out_of_window(wire, src4, dst4, holdport, 20)
+    vlan_src = vlandst4.rsplit('.', 1)[0] + '.2'
+    for i in range(10):
+        dgram = udp(lambda n: pseudo4(vlan_src, vlandst4, socket.IPPROTO_UDP,
+                                      n), 45000 + i, 33000 + i,
+                    bytes([FILL]) * 1000)
+        wire.send(ETH_P_IP, ipv4(vlan_src, vlandst4, socket.IPPROTO_UDP,
+                                 dgram), vlan=100)
+    # reassembly timeouts (the server's are one second) send time
+    # exceeded errors quoting the first fragment
+    wire.drain(4)
+    print(f'frames_sent: {wire.sent}')
+    print(f'icmp_errors: {sum(wire.icmp_errors.values())}')
+    print(f'vlan_icmp_errors: {wire.icmp_errors.get(vlandst4, 0)}')
+    print(f'foreign_bytes: {wire.foreign}')
+    return 0 if not wire.foreign else 1
+
+
+def hold(port, seconds):
+    """Accept connections and keep them, unread, for SECONDS."""
+    lsock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    lsock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    lsock.bind(('0.0.0.0', port))
+    lsock.listen(8)
+    print('listening', flush=True)
+    conns = []
+    deadline = time.time() + seconds
+    while time.time() < deadline:
+        ready, _, _ = select.select([lsock], [], [], 0.2)
+        if ready:
+            conns.append(lsock.accept()[0])
+    print(f'accepted: {len(conns)}')
+    return 0
+
+
 def main(argv):
     if len(argv) == 5 and argv[1] == 'closed':
         return closed(argv[2], int(argv[3]), int(argv[4]))
@@ -152,6 +424,11 @@ def main(argv):
                     int(argv[6]) if len(argv) == 7 else 0)
     if len(argv) == 4 and argv[1] == 'recv':
         return recv(int(argv[2]), float(argv[3]))
+    if len(argv) == 12 and argv[1] == 'frames':
+        return frames(*argv[2:8], int(argv[8]), int(argv[9]), int(argv[10]),
+                      argv[11])
+    if len(argv) == 4 and argv[1] == 'hold':
+        return hold(int(argv[2]), float(argv[3]))
     print(__doc__, file=sys.stderr)
     return 2
 
