@@ -144,7 +144,8 @@ udp_open_port()
 	local before after
 
 	before=$(srv_stat rx_queue_1_devmem_frames)
-	ip netns exec "$SRV_NS" $PEER recv "$UDP_PORT" 4 > "$tmp/open.out" &
+	# until all 40 came (python starts slowly in the guest)
+	ip netns exec "$SRV_NS" $PEER recv "$UDP_PORT" 30 40 > "$tmp/open.out" &
 	local pid=$!
 	topo_wait "grep -q listening $tmp/open.out" 100
 	ip netns exec "$CLI_NS" $PEER send "$SRV_ADDR4" "$UDP_PORT" 20 1000 > /dev/null

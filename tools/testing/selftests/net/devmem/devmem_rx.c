@@ -211,6 +211,7 @@ struct rx_state {
 	size_t tokens_cap;
 	__u32 binding_id;	/* expected dmabuf_id, 0: any */
 	bool bad_id;
+	size_t map_size;	/* of the dma-buf, 0: DMABUF_SIZE */
 };
 
 static void check_bytes(struct rx_state *st, const unsigned char *p,
@@ -302,7 +303,8 @@ static ssize_t devmem_recv(int fd, const unsigned char *map, void *iov_buf,
 			lin += dc->frag_size;
 			st->linear_bytes += dc->frag_size;
 		} else if (cm->cmsg_type == SCM_DEVMEM_DMABUF) {
-			if (dc->frag_offset + dc->frag_size > DMABUF_SIZE)
+			if (dc->frag_offset + dc->frag_size >
+			    (st->map_size ? : DMABUF_SIZE))
 				return -ERANGE;
 			if (st->binding_id && dc->dmabuf_id != st->binding_id)
 				st->bad_id = true;
@@ -876,6 +878,77 @@ TEST_F_TIMEOUT(devmem_rx, provider_runs_dry_and_recovers, FLOW_TIMEOUT)
 	EXPECT_EQ(o.bytes, st.pos);
 	EXPECT_EQ(0U, st.bad);
 	EXPECT_EQ(0, finish_flow(self));
+	free(st.tokens);
+	free(buf);
+}
+
+#define BIG_DMABUF_SIZE	(1024UL << 20)
+
+/* Seconds of the monotonic clock. */
+static double now_sec(void)
+{
+	return devmem_now_ns() / 1e9;
+}
+
+/* A 1 GiB dma-buf, every page of it held as a token but the ring's share
+ * (the flow stalls once it runs dry), then close(): the kernel gives back
+ * a quarter of a million tokens at once without stalling a CPU (the
+ * guest's runner fails the test on a soft lockup or RCU stall report).
+ */
+TEST_F_TIMEOUT(devmem_rx, close_with_1g_of_tokens_held, FLOW_TIMEOUT)
+{
+	struct client_opts o = { .bytes = 768UL << 20, .chunk = 64 << 10 };
+	struct rx_state st = { .map_size = BIG_DMABUF_SIZE };
+	struct linger abort_close = { .l_onoff = 1, .l_linger = 0 };
+	struct timeval stall = { .tv_sec = 5 };
+	unsigned int q = 1;
+	double start;
+	void *map, *buf;
+	int big;
+	ssize_t r;
+
+	if (variant->both_queues)
+		SKIP(return, "one binding is enough");
+	/* the fixture's 64 MiB binding goes, a 1 GiB one takes queue 1 */
+	nl_close(&self->nl);
+	ASSERT_EQ(0, run("echo 2048 > %s",
+			 "/sys/module/udmabuf/parameters/size_limit_mb"));
+	big = udmabuf_create(BIG_DMABUF_SIZE, NULL);
+	ASSERT_LE(0, big);
+	ASSERT_EQ(0, udmabuf_map(big, BIG_DMABUF_SIZE, &map));
+	ASSERT_EQ(0, devmem_nl_open(&self->nl));
+	ASSERT_EQ(0, devmem_bind_rx(&self->nl, self->ifindex, big, &q, 1, NULL,
+				    self->extack, EXTACK_LEN))
+		TH_LOG("bind-rx of 1 GiB: %s", self->extack);
+	buf = malloc(IOV_LEN);
+	ASSERT_NE(NULL, buf);
+
+	ASSERT_LE(0, start_flow(_metadata, self, &o));
+	ASSERT_EQ(0, setsockopt(self->fd, SOL_SOCKET, SO_RCVTIMEO, &stall,
+				sizeof(stall)));
+	do
+		r = devmem_recv(self->fd, map, buf, &st, 0);
+	while (r > 0);
+	EXPECT_EQ(-EAGAIN, r) TH_LOG("recvmsg: %s", strerror(-r));
+	EXPECT_EQ(0U, st.bad);
+	EXPECT_LT((size_t)(BIG_DMABUF_SIZE / 4096 / 2), st.ntokens);
+
+	/* an abortive close destroys the socket, tokens and all, right in
+	 * close() rather than later from a timer
+	 */
+	ASSERT_EQ(0, setsockopt(self->fd, SOL_SOCKET, SO_LINGER, &abort_close,
+				sizeof(abort_close)));
+	start = now_sec();
+	close(self->fd);
+	self->fd = -1;
+	TH_LOG("%zu bytes received, %zu tokens held, given back by close() in %.2f s",
+	       st.pos, st.ntokens, now_sec() - start);
+	kill(self->client, SIGKILL);
+	client_wait(self->client);
+	self->client = -1;
+	nl_close(&self->nl);
+	udmabuf_unmap(map, BIG_DMABUF_SIZE);
+	close(big);
 	free(st.tokens);
 	free(buf);
 }

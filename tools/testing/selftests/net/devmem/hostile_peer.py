@@ -8,9 +8,9 @@
       they quote is a byte that was sent.
   hostile_peer.py send DST PORT COUNT SIZE [SRCPORT]
       UDP datagrams of SIZE bytes of 0x5a, DF clear (IPv4), to DST:PORT.
-  hostile_peer.py recv PORT SECONDS
-      count UDP datagrams for SECONDS: intact (all 0x5a), wrong (any other
-      byte) and refused (recv failed with EFAULT).
+  hostile_peer.py recv PORT SECONDS [COUNT]
+      count UDP datagrams for SECONDS, or until COUNT came: intact (all
+      0x5a), wrong (any other byte) and refused (recv failed with EFAULT).
 
   hostile_peer.py frames IFACE DSTMAC SRC4 DST4 SRC6 DST6 PORT TCPPORT
                          HOLDPORT VLANDST4
@@ -128,7 +128,7 @@ def send(dst, port, count, size, srcport=0):
     return 0
 
 
-def recv(port, seconds):
+def recv(port, seconds, count=0):
     sock = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)
     sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
     sock.bind(('::', port))
@@ -137,6 +137,8 @@ def recv(port, seconds):
     deadline = time.time() + seconds
     print('listening', flush=True)
     while time.time() < deadline:
+        if count and intact + wrong + refused >= count:
+            break
         ready, _, _ = select.select([sock], [], [], 0.2)
         if not ready:
             continue
@@ -422,8 +424,9 @@ def main(argv):
     if len(argv) in (6, 7) and argv[1] == 'send':
         return send(argv[2], int(argv[3]), int(argv[4]), int(argv[5]),
                     int(argv[6]) if len(argv) == 7 else 0)
-    if len(argv) == 4 and argv[1] == 'recv':
-        return recv(int(argv[2]), float(argv[3]))
+    if len(argv) in (4, 5) and argv[1] == 'recv':
+        return recv(int(argv[2]), float(argv[3]),
+                    int(argv[4]) if len(argv) == 5 else 0)
     if len(argv) == 12 and argv[1] == 'frames':
         return frames(*argv[2:8], int(argv[8]), int(argv[9]), int(argv[10]),
                       argv[11])
