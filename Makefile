@@ -78,7 +78,7 @@ check-nodevmem:
 # kernel. Not in make check: the build and the boot take too long for CI.
 check-kmsan:
 	@$(MAKE) -s FLAVOR=kmsan kernel selftests
-	@FLAVOR=kmsan VM_KMEMLEAK=0 VM_MEM=$${VM_MEM:-6G} VM_TIMEOUT=$${VM_TIMEOUT:-5400} \
+	@FLAVOR=kmsan VM_KMEMLEAK=0 VM_MEM=$${VM_MEM:-8G} VM_TIMEOUT=$${VM_TIMEOUT:-5400} \
 		$(TOP)/vm/run -l $(BUILD)/vm/kmsan -- $(BUILD)/selftests/run_kselftest.sh \
 		-t net/devmem:devmem_hostile.sh -t net/devmem:devmem_rx.sh
 
