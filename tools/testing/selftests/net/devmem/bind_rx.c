@@ -693,6 +693,19 @@ static int fail_nth_pending(void)
 	return n > 0 ? atoi(buf) : -EIO;
 }
 
+/* Slab allocations, GFP_KERNEL ones too, fail in turn under fail-nth; the
+ * page allocator keeps its defaults (no order-0 failures), so that the
+ * warning of every failed page allocation does not flood the console.
+ * The fixture's teardown puts ignore-gfp-wait back.
+ */
+static int failslab_arm(void)
+{
+	if (access("/sys/kernel/debug/failslab", F_OK))
+		mount("debugfs", "/sys/kernel/debug", "debugfs", 0, NULL);
+	write_file("/sys/kernel/debug/failslab/verbose", "0");
+	return write_file("/sys/kernel/debug/failslab/ignore-gfp-wait", "N");
+}
+
 #define FAULT_DMABUF_SIZE	(2UL << 20)
 
 TEST_F_TIMEOUT(bind_rx, bind_fails_cleanly_at_every_allocation, 1800)
@@ -703,15 +716,7 @@ TEST_F_TIMEOUT(bind_rx, bind_fails_cleanly_at_every_allocation, 1800)
 
 	if (access("/proc/thread-self/fail-nth", W_OK))
 		SKIP(return, "no fault injection (CONFIG_FAULT_INJECTION)");
-	if (access("/sys/kernel/debug/failslab", F_OK))
-		mount("debugfs", "/sys/kernel/debug", "debugfs", 0, NULL);
-	/* Slab allocations, GFP_KERNEL ones too, fail in turn; the page
-	 * allocator keeps its defaults (no order-0 failures), so that the
-	 * warning of every failed page allocation does not flood the console.
-	 */
-	ASSERT_EQ(0, write_file("/sys/kernel/debug/failslab/ignore-gfp-wait",
-				"N"));
-	write_file("/sys/kernel/debug/failslab/verbose", "0");
+	ASSERT_EQ(0, failslab_arm());
 	dmabuf = udmabuf_create(FAULT_DMABUF_SIZE, NULL);
 	ASSERT_LE(0, dmabuf);
 
@@ -838,11 +843,7 @@ TEST_F_TIMEOUT(bind_rx, unbind_survives_allocation_failures, 1800)
 
 	if (access("/proc/thread-self/fail-nth", W_OK))
 		SKIP(return, "no fault injection (CONFIG_FAULT_INJECTION)");
-	if (access("/sys/kernel/debug/failslab", F_OK))
-		mount("debugfs", "/sys/kernel/debug", "debugfs", 0, NULL);
-	ASSERT_EQ(0, write_file("/sys/kernel/debug/failslab/ignore-gfp-wait",
-				"N"));
-	write_file("/sys/kernel/debug/failslab/verbose", "0");
+	ASSERT_EQ(0, failslab_arm());
 	dmabuf = udmabuf_create(FAULT_DMABUF_SIZE, NULL);
 	ASSERT_LE(0, dmabuf);
 	ASSERT_EQ(0, dmabuf_attachments(dmabuf));
