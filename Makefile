@@ -81,10 +81,9 @@ check-nodevmem:
 # half a minute under KMSAN and TCG, hence the longer soft lockup limit.
 check-kmsan:
 	@$(MAKE) -s FLAVOR=kmsan kernel selftests
-	@FLAVOR=kmsan VM_KMEMLEAK=0 VM_MEM=$${VM_MEM:-8G} VM_TIMEOUT=$${VM_TIMEOUT:-5400} \
+	@FLAVOR=kmsan VM_KMEMLEAK=0 VM_MEM=$${VM_MEM:-8G} VM_TIMEOUT=$${VM_TIMEOUT:-7200} \
 		VM_CPU=$${VM_CPU:-qemu64} VM_APPEND="watchdog_thresh=60 $${VM_APPEND:-}" \
-		$(TOP)/vm/run -l $(BUILD)/vm/kmsan -- $(BUILD)/selftests/run_kselftest.sh \
-		-t net/devmem:devmem_hostile.sh -t net/devmem:devmem_rx.sh
+		$(TOP)/vm/run -l $(BUILD)/vm/kmsan -- $(TOP)/vm/kmsan-guest.sh $(BUILD)
 
 # Two boots of the production kernel, one under -icount and one counting
 # instructions: RX bounce / plain / devmem, TX copy / zerocopy / devmem,

@@ -578,7 +578,8 @@ static const struct genl_ops netdev_nl_ops[] = {
 		.doit		= netdev_nl_bind_rx_doit,
 		.policy		= netdev_bind_rx_nl_policy,
 		.maxattr	= NETDEV_A_DMABUF_FD,
-		.flags		= GENL_UNS_ADMIN_PERM,
+		/* as mainline: CAP_NET_ADMIN in the initial user namespace */
+		.flags		= GENL_ADMIN_PERM,
 	},
 	{
 		/* unprivileged: it only lets the NIC read a dma-buf the

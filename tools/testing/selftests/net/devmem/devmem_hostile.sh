@@ -33,7 +33,12 @@
 # - frames longer than one payload buffer (the server's MTU is 3000, so
 #   the MAC takes frames up to 9728 bytes; the peer's MTU is 9000): dropped
 #   whole and counted once each in hds_drops, never taken apart into
-#   frames made of a stale header and the peer's bytes.
+#   frames made of a stale header and the peer's bytes;
+# - MPTCP with DSS checksums: a mapping over device memory counts as a
+#   checksum failure (MPTcpExtDataCsumErr), no byte reaches the reader;
+# - kTLS receive on a stream whose record starts in host memory and goes
+#   on in device memory: the stream ends with EFAULT, nothing is
+#   decrypted (run last: before its fix it crashed the kernel).
 #
 # Then a validated devmem flow, with UDP from the peer at the same time,
 # still delivers every byte intact. The guest runner fails the test on
@@ -51,6 +56,7 @@ UDP_PORT=5412
 PATTERN=251
 FRAG_PORT=5413
 HOLD_PORT=5414
+STREAM_PORT=5415
 VLAN_ADDR4=203.0.113.1
 SRV_MTU=3000
 ret=0
@@ -113,7 +119,7 @@ fwd_setup()
 # whole RSS table at it and waits for its connection meanwhile.
 server_start()
 {
-	ip netns exec "$SRV_NS" timeout 900 "$NCDEVMEM" -l -f "$SRV_IF" \
+	ip netns exec "$SRV_NS" timeout $((900 * TOPO_SCALE)) "$NCDEVMEM" -l -f "$SRV_IF" \
 		-s "$SRV_ADDR6" -p "$PORT" -q 1 -v "$PATTERN" \
 		> "$tmp/srv.out" 2> "$tmp/srv.err" &
 	srv_pid=$!
@@ -240,7 +246,7 @@ mirred()
 # A tc BPF program reading past the headers gets an error, not payload.
 tc_bpf()
 {
-	ip netns exec "$SRV_NS" "$DIR"/tc_payload "$SRV_IF" 10 > "$tmp/tc.out" 2>&1 &
+	ip netns exec "$SRV_NS" "$DIR"/tc_payload "$SRV_IF" $((10 * TOPO_SCALE)) > "$tmp/tc.out" 2>&1 &
 	local pid=$!
 	topo_wait "grep -q attached $tmp/tc.out" 100 ||
 		{ cat "$tmp/tc.out"; fail "tc bpf: program not attached"; return; }
@@ -294,7 +300,7 @@ capture()
 	local pid=$!
 	topo_wait "grep -q listening $tmp/tcpdump.err" 100
 	ip netns exec "$CLI_NS" $PEER send "$SRV_ADDR4" "$UDP_PORT" 20 1000 > /dev/null
-	sleep 1
+	sleep "$TOPO_SCALE"
 	kill "$pid" 2>/dev/null; wait "$pid"
 	/usr/bin/python3 - "$tmp/udp.pcap" <<-'PY' || fail "capture: payload reached the packet socket"
 	import struct, sys
@@ -317,12 +323,12 @@ tcp_to_listener()
 	local port=$1
 
 	rm -f "$tmp/tcp.$port"
-	ip netns exec "$SRV_NS" timeout 20 socat -u TCP4-LISTEN:"$port",reuseaddr \
+	ip netns exec "$SRV_NS" timeout $((20 * TOPO_SCALE)) socat -u TCP4-LISTEN:"$port",reuseaddr \
 		"CREATE:$tmp/tcp.$port" 2> "$tmp/socat.$port" &
 	local pid=$!
 	topo_wait "ip netns exec $SRV_NS ss -Hltn sport = :$port | grep -q LISTEN" 100
 	head -c 200000 /dev/zero | tr '\0' 'Z' |
-		ip netns exec "$CLI_NS" timeout 10 socat -u - "TCP4:$SRV_ADDR4:$port" 2>/dev/null
+		ip netns exec "$CLI_NS" timeout $((10 * TOPO_SCALE)) socat -u - "TCP4:$SRV_ADDR4:$port" 2>/dev/null
 	kill "$pid" 2>/dev/null
 	wait "$pid" 2>/dev/null
 	echo "$(stat -c %s "$tmp/tcp.$port" 2>/dev/null || echo 0)" \
@@ -461,12 +467,74 @@ oversize()
 		fail "oversize: $((got - 300)) continuations were delivered as frames of their own"
 }
 
+# One stream of $2 bytes from the peer to a reader in the server namespace
+# (hostile_peer.py stream-send and stream-recv, mode $1); the reader's
+# summary in $tmp/$1.out.
+peer_stream()
+{
+	ip netns exec "$SRV_NS" $PEER stream-recv "$1" "$STREAM_PORT" 20 \
+		> "$tmp/$1.out" 2>&1 &
+	local pid=$!
+	topo_wait "grep -q listening $tmp/$1.out" 100
+	ip netns exec "$CLI_NS" $PEER stream-send "$1" "$SRV_ADDR4" \
+		"$STREAM_PORT" "$2" > /dev/null
+	wait "$pid"
+}
+
+# A TCP stream that kTLS receive decrypts in the kernel: the record's
+# header and first bytes come alone (a small frame stays in host memory),
+# the rest lands in device memory. The kernel cannot decrypt it: the
+# stream ends with EFAULT, as a plain recv() of device memory does.
+ktls()
+{
+	peer_stream ktls 4000
+	echo "kTLS: $(summary "$tmp/ktls.out" bytes) bytes decrypted, the stream" \
+	     "ended with $(summary "$tmp/ktls.out" error)"
+	[ "$(summary "$tmp/ktls.out" error)" = EFAULT ] ||
+		{ cat "$tmp/ktls.out"
+		  fail "kTLS: a record in device memory did not end the stream with EFAULT"; }
+}
+
+# MPTcpExt DataCsumErr of the server namespace.
+mptcp_csum_errors()
+{
+	ip netns exec "$SRV_NS" awk '$1 == "MPTcpExt:" {
+		if (!col) { for (i = 2; i <= NF; i++) if ($i == "DataCsumErr") col = i }
+		else print $col }' /proc/net/netstat
+}
+
+# MPTCP with DSS checksums: the checksum of a mapping whose bytes lie in
+# device memory cannot be computed. It counts as a checksum failure
+# (MPTcpExtDataCsumErr), and no byte reaches the reader.
+mptcp()
+{
+	local ns errs
+
+	for ns in "$SRV_NS" "$CLI_NS"; do
+		ip netns exec "$ns" sysctl -qw net.mptcp.enabled=1 \
+			net.mptcp.checksum_enabled=1 ||
+			{ fail "mptcp: no MPTCP (CONFIG_MPTCP)"; return; }
+	done
+	errs=$(mptcp_csum_errors)
+	peer_stream mptcp 200000
+	errs=$(($(mptcp_csum_errors) - errs))
+	for ns in "$SRV_NS" "$CLI_NS"; do
+		ip netns exec "$ns" sysctl -qw net.mptcp.checksum_enabled=0
+	done
+	echo "MPTCP: the reader got $(summary "$tmp/mptcp.out" bytes) bytes," \
+	     "error $(summary "$tmp/mptcp.out" error); DataCsumErr +$errs"
+	[ "$(summary "$tmp/mptcp.out" bytes)" = 0 ] ||
+		fail "mptcp: device memory reached an MPTCP reader as bytes"
+	[ "$errs" -gt 0 ] ||
+		fail "mptcp: checksums over device memory were not counted as failed"
+}
+
 devmem_flow()
 {
 	local bytes=$((16 << 20)) rc got errors
 
 	ip netns exec "$CLI_NS" $PEER send "$SRV_ADDR6" "$UDP_PORT" 500 1200 > /dev/null &
-	ip netns exec "$CLI_NS" timeout 600 "$NCDEVMEM" -s "$SRV_ADDR6" -p "$PORT" \
+	ip netns exec "$CLI_NS" timeout $((600 * TOPO_SCALE)) "$NCDEVMEM" -s "$SRV_ADDR6" -p "$PORT" \
 		-v "$PATTERN" -n "$bytes" > "$tmp/cli.out" 2> "$tmp/cli.err" ||
 		{ cat "$tmp/cli.err"; fail "flow: client failed"; }
 	wait %%
@@ -506,7 +574,7 @@ ftp_helper_done()
 
 for phase in ${HOSTILE_PHASES:-udp_closed_ports udp_open_port icmp_echo \
 	forwarding mirred tc_bpf nft_phase ftp_helper capture plain_tcp \
-	crafted_frames oversize}; do
+	crafted_frames oversize mptcp ktls}; do
 	$phase
 done
 ftp_helper_done

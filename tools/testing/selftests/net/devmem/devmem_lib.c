@@ -1588,6 +1588,23 @@ unsigned long long devmem_now_ns(void)
 }
 
 /**
+ * devmem_time_scale - how much longer than usual waits may take here
+ *
+ * DEVMEM_TIME_SCALE (an integer, make check-kmsan sets it) stretches the
+ * fixed windows of the tests for guests slower than the debug kernel's.
+ *
+ * Return: the factor, at least 1.
+ */
+unsigned int devmem_time_scale(void)
+{
+	const char *scale = getenv("DEVMEM_TIME_SCALE");
+
+	if (!scale || atoi(scale) < 1)
+		return 1;
+	return atoi(scale);
+}
+
+/**
  * devmem_now_sec - the monotonic clock in seconds
  *
  * Return: CLOCK_MONOTONIC in seconds, with its nanoseconds.

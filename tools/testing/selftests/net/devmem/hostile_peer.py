@@ -25,12 +25,24 @@
       quote only bytes that were sent.
   hostile_peer.py hold PORT SECONDS
       accept TCP connections on PORT and keep them open, never reading.
+  hostile_peer.py stream-recv ktls|mptcp PORT SECONDS
+      accept one connection on PORT and read it to its end: with kTLS
+      receive (TLS 1.2, AES-GCM-128, a key of zeros) on a TCP socket, or
+      on an MPTCP socket; prints the bytes read and the error that ended
+      the stream.
+  hostile_peer.py stream-send ktls|mptcp DST PORT SIZE
+      ktls: over plain TCP, one TLS record header announcing SIZE bytes
+      and 40 of them, then, a moment later, the rest (small frames stay
+      in host memory on a header split queue, large ones do not); mptcp:
+      SIZE bytes of 0x5a over MPTCP.
 
 Prints "key: value" lines; exits 1 when a reply or a datagram carried a
-byte the peer never sent.
+byte the peer never sent. Every wait, SECONDS included, is multiplied by
+DEVMEM_TIME_SCALE (an integer, default 1) for slow guests.
 """
 
 import errno
+import os
 import random
 import select
 import socket
@@ -38,9 +50,17 @@ import struct
 import sys
 import time
 
+SCALE = max(1, int(os.environ.get('DEVMEM_TIME_SCALE', '1') or 1))
+
 FILL = 0x5a
 IP_MTU_DISCOVER = 10      # <linux/in.h>, not in every Python
 IP_PMTUDISC_DONT = 0
+IPPROTO_MPTCP = 262
+TCP_ULP = 31              # <linux/tcp.h>
+SOL_TLS = 282             # <linux/socket.h>
+TLS_RX = 2                # <linux/tls.h>
+TLS_1_2_VERSION = 0x0303
+TLS_CIPHER_AES_GCM_128 = 51
 
 
 def family_of(addr):
@@ -91,7 +111,7 @@ def closed(dst, count, size):
         sock.sendto(payload, (dst, 33000 + i))
         time.sleep(0.01)
     replies = quoted_bytes = foreign = 0
-    deadline = time.time() + 2
+    deadline = time.time() + 2 * SCALE
     while time.time() < deadline:
         ready, _, _ = select.select([raw], [], [], 0.2)
         if not ready:
@@ -134,7 +154,7 @@ def recv(port, seconds, count=0):
     sock.bind(('::', port))
     sock.setblocking(False)
     intact = wrong = refused = 0
-    deadline = time.time() + seconds
+    deadline = time.time() + seconds * SCALE
     print('listening', flush=True)
     while time.time() < deadline:
         if count and intact + wrong + refused >= count:
@@ -364,7 +384,7 @@ def tcp_segments(wire, src, dst, dport, count, flags, bad_csum, sport=0,
 
 def out_of_window(wire, src, dst, port, count):
     """Segments far out of the window of an established connection."""
-    conn = socket.create_connection((dst, port), timeout=5)
+    conn = socket.create_connection((dst, port), timeout=5 * SCALE)
     sport = conn.getsockname()[1]
     for _ in range(count):
         tcp_segments(wire, src, dst, port, 1, TCP_ACK | TCP_PSH, False,
@@ -393,7 +413,7 @@ def frames(iface, dstmac, src4, dst4, src6, dst6, port, tcpport, holdport,
                                  dgram), vlan=100)
     # reassembly timeouts (the server's are one second) send time
     # exceeded errors quoting the first fragment
-    wire.drain(4)
+    wire.drain(4 * SCALE)
     print(f'frames_sent: {wire.sent}')
     print(f'icmp_errors: {sum(wire.icmp_errors.values())}')
     print(f'vlan_icmp_errors: {wire.icmp_errors.get(vlandst4, 0)}')
@@ -409,12 +429,79 @@ def hold(port, seconds):
     lsock.listen(8)
     print('listening', flush=True)
     conns = []
-    deadline = time.time() + seconds
+    deadline = time.time() + seconds * SCALE
     while time.time() < deadline:
         ready, _, _ = select.select([lsock], [], [], 0.2)
         if ready:
             conns.append(lsock.accept()[0])
     print(f'accepted: {len(conns)}')
+    return 0
+
+
+def stream_socket(mode, family=socket.AF_INET):
+    proto = IPPROTO_MPTCP if mode == 'mptcp' else socket.IPPROTO_TCP
+    return socket.socket(family, socket.SOCK_STREAM, proto)
+
+
+def ktls_rx(conn):
+    """kTLS receive on CONN: TLS 1.2, AES-GCM-128, key, IV and salt zero."""
+    conn.setsockopt(socket.IPPROTO_TCP, TCP_ULP, b'tls')
+    info = struct.pack('<HH', TLS_1_2_VERSION, TLS_CIPHER_AES_GCM_128)
+    info += bytes(8 + 16 + 4 + 8)         # iv, key, salt, rec_seq
+    conn.setsockopt(SOL_TLS, TLS_RX, info)
+
+
+def stream_recv(mode, port, seconds):
+    lsock = stream_socket(mode)
+    lsock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    lsock.bind(('0.0.0.0', port))
+    lsock.listen(1)
+    lsock.settimeout(seconds * SCALE)
+    print('listening', flush=True)
+    try:
+        conn = lsock.accept()[0]
+    except OSError:
+        print('error: no connection')
+        return 1
+    if mode == 'ktls':
+        ktls_rx(conn)
+    conn.settimeout(seconds * SCALE)
+    got, foreign, error = 0, 0, 'none'
+    try:
+        while True:
+            data = conn.recv(65536)
+            if not data:
+                break
+            got += len(data)
+            foreign += sum(1 for b in data if b != FILL)
+    except OSError as e:
+        error = errno.errorcode.get(e.errno, 'timeout') if e.errno else \
+            'timeout'
+    print(f'bytes: {got}')
+    print(f'foreign_bytes: {foreign}')
+    print(f'error: {error}')
+    return 0
+
+
+def stream_send(mode, dst, port, size):
+    sock = stream_socket(mode, family_of(dst))
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    sock.settimeout(10 * SCALE)
+    sock.connect((dst, port))
+    time.sleep(0.5)                       # the receiver arms kTLS first
+    try:
+        if mode == 'ktls':
+            record = struct.pack('!BHH', 23, TLS_1_2_VERSION, size)
+            sock.sendall(record + bytes([FILL]) * 40)
+            time.sleep(0.3)
+            sock.sendall(bytes([FILL]) * (size - 40))
+        else:
+            sock.sendall(bytes([FILL]) * size)
+        time.sleep(1)
+    except OSError as e:
+        print(f'send: {errno.errorcode.get(e.errno, e.errno)}')
+    sock.close()
+    print(f'sent: {size}')
     return 0
 
 
@@ -432,6 +519,10 @@ def main(argv):
                       argv[11])
     if len(argv) == 4 and argv[1] == 'hold':
         return hold(int(argv[2]), float(argv[3]))
+    if len(argv) == 5 and argv[1] == 'stream-recv':
+        return stream_recv(argv[2], int(argv[3]), float(argv[4]))
+    if len(argv) == 6 and argv[1] == 'stream-send':
+        return stream_send(argv[2], argv[3], int(argv[4]), int(argv[5]))
     print(__doc__, file=sys.stderr)
     return 2
 

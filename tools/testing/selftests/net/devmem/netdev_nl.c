@@ -427,4 +427,116 @@ TEST_F(netdev_nl, bind_rx_device_in_other_netns)
 		     fb < 0 ? 0 : fb);
 }
 
+/* The root of a new user namespace, its own network namespace holding the
+ * igb (moved there by the initial namespace's root), may not bind it:
+ * CAP_NET_ADMIN in the initial user namespace, as mainline asks.
+ */
+struct userns_child {
+	pid_t pid;
+	int ready, moved;	/* pipes' ends: child to parent, parent to child */
+};
+
+static int userns_child_start(struct userns_child *uc, const char *ifname,
+			      int dmabuf)
+{
+	int to_parent[2], to_child[2];
+	unsigned int q = 0;
+	struct nl_ctx nl;
+	char c = 0;
+	int err;
+
+	if (pipe(to_parent))
+		return -errno;
+	if (pipe(to_child)) {
+		close(to_parent[0]);
+		close(to_parent[1]);
+		return -errno;
+	}
+	uc->pid = fork();
+	if (uc->pid < 0)
+		return -errno;
+	if (uc->pid) {
+		close(to_parent[1]);
+		close(to_child[0]);
+		uc->ready = to_parent[0];
+		uc->moved = to_child[1];
+		return 0;
+	}
+	/* tells the parent whether the namespaces exist */
+	c = !unshare(CLONE_NEWUSER | CLONE_NEWNET);
+	if (write(to_parent[1], &c, 1) != 1 || !c ||
+	    read(to_child[0], &c, 1) != 1)
+		_exit(104);
+	if (devmem_nl_open(&nl))
+		_exit(100);
+	err = devmem_bind_rx(&nl, if_nametoindex(ifname), dmabuf, &q, 1, NULL,
+			     NULL, 0);
+	nl_close(&nl);
+	_exit(-err);
+}
+
+static bool iface_is_up(const char *ifname)
+{
+	char path[64];
+	unsigned int flags = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/class/net/%s/flags", ifname);
+	f = fopen(path, "r");
+	if (!f)
+		return false;
+	if (fscanf(f, "%x", &flags) != 1)
+		flags = 0;
+	fclose(f);
+	return flags & IFF_UP;
+}
+
+static bool wait_iface_back(const char *ifname)
+{
+	int tries;
+
+	for (tries = 0; tries < 100; tries++) {
+		if (if_nametoindex(ifname))
+			return true;
+		usleep(100000);
+	}
+	return false;
+}
+
+TEST_F(netdev_nl, bind_rx_refused_to_user_namespace_root)
+{
+	long fb = shell_number("sysctl -n net.core.fb_tunnels_only_for_init_net");
+	bool was_up = iface_is_up(self->ifname);
+	struct userns_child uc;
+	int status = -1;
+	char c = 0;
+
+	ASSERT_EQ(0, devmem_shell("sysctl -qw net.core.fb_tunnels_only_for_init_net=1"));
+	ASSERT_EQ(0, userns_child_start(&uc, self->ifname, self->dmabuf));
+	ASSERT_EQ(1, read(uc.ready, &c, 1));
+	if (c)
+		EXPECT_EQ(0, devmem_shell("ip link set dev %s netns %d", self->ifname,
+				  uc.pid));
+	if (c)
+		EXPECT_EQ(1, write(uc.moved, &c, 1));
+	waitpid(uc.pid, &status, 0);
+	close(uc.ready);
+	close(uc.moved);
+	if (!c) {
+		devmem_shell("sysctl -qw net.core.fb_tunnels_only_for_init_net=%ld",
+			     fb < 0 ? 0 : fb);
+		SKIP(return, "no user namespaces (CONFIG_USER_NS)");
+	}
+	EXPECT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(EPERM, WEXITSTATUS(status));
+	/* the namespace dies with the child and gives the igb back, down */
+	ASSERT_TRUE(wait_iface_back(self->ifname));
+	EXPECT_EQ(self->ifindex, (int)if_nametoindex(self->ifname));
+	if (was_up)
+		EXPECT_EQ(0, devmem_shell("ip link set dev %s up",
+					  self->ifname));
+	devmem_shell("sysctl -qw net.core.fb_tunnels_only_for_init_net=%ld",
+		     fb < 0 ? 0 : fb);
+}
+
 TEST_HARNESS_MAIN

@@ -30,10 +30,14 @@ topo_igb_ifaces()
 	done | sort | cut -d' ' -f2
 }
 
-# Wait (up to $2 tenths of a second) for a command to succeed.
+# Slow guests (make check-kmsan) stretch every fixed wait by this factor.
+TOPO_SCALE=${DEVMEM_TIME_SCALE:-1}
+
+# Wait (up to $2 tenths of a second, times TOPO_SCALE) for a command to
+# succeed.
 topo_wait()
 {
-	local cmd=$1 tries=$2
+	local cmd=$1 tries=$(($2 * TOPO_SCALE))
 
 	while ! eval "$cmd" >/dev/null 2>&1; do
 		tries=$((tries - 1))
