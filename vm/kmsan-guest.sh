@@ -2,14 +2,16 @@
 # make check-kmsan, in the guest: devmem_hostile.sh and devmem_rx.sh on
 # the KMSAN kernel, run directly rather than through run_kselftest.sh,
 # whose per-program limit (the settings file's 3000 s) is shorter than
-# devmem_rx takes here. The tests stretch their fixed waits by
-# DEVMEM_TIME_SCALE, and the 1 GiB test of devmem_rx holds
-# DEVMEM_BIG_DMABUF_MB instead. The runner fails the boot on any KMSAN
-# report (or other splat) in the kernel log.
+# devmem_rx takes here. Arguments: the build directory, then
+# DEVMEM_TIME_SCALE (the tests stretch their fixed waits and devmem_rx its
+# time limits by it; default 4) and DEVMEM_BIG_DMABUF_MB (what the 1 GiB
+# test of devmem_rx holds instead; default 256). Each suite gets 3400 s,
+# both fit the boot's 7200. The runner fails the boot on any KMSAN report (or
+# other splat) in the kernel log.
 set -o pipefail
 dir=$1/selftests/net/devmem
-export DEVMEM_TIME_SCALE=${DEVMEM_TIME_SCALE:-4}
-export DEVMEM_BIG_DMABUF_MB=${DEVMEM_BIG_DMABUF_MB:-256}
+export DEVMEM_TIME_SCALE=${2:-4}
+export DEVMEM_BIG_DMABUF_MB=${3:-256}
 cd "$dir" || exit 1
 echo "TAP version 13"
 echo "1..2"
@@ -17,7 +19,7 @@ n=0 rc=0
 for t in devmem_hostile.sh devmem_rx.sh; do
 	n=$((n + 1))
 	start=$(date +%s)
-	if ./"$t" 2>&1 | sed 's/^/# /'; then
+	if timeout 3400 ./"$t" 2>&1 | sed 's/^/# /'; then
 		echo "ok $n $t # $(($(date +%s) - start)) s"
 	else
 		echo "not ok $n $t # $(($(date +%s) - start)) s"

@@ -883,16 +883,16 @@ TEST_F_TIMEOUT(devmem_rx, provider_runs_dry_and_recovers, FLOW_TIMEOUT)
 	free(buf);
 }
 
-/* 1 GiB, or DEVMEM_BIG_DMABUF_MB (make check-kmsan asks for less: its
- * guest receives at a few Mbit/s).
+/* 1 GiB, or DEVMEM_BIG_DMABUF_MB, at least 64 (make check-kmsan asks for
+ * less: its guest receives at a few Mbit/s).
  */
 static size_t big_dmabuf_size(void)
 {
 	const char *mb = getenv("DEVMEM_BIG_DMABUF_MB");
 
-	if (mb && atol(mb) >= 64)
-		return (size_t)atol(mb) << 20;
-	return 1024UL << 20;
+	if (!mb || atol(mb) <= 0)
+		return 1024UL << 20;
+	return (size_t)(atol(mb) < 64 ? 64 : atol(mb)) << 20;
 }
 
 /* Seconds of the monotonic clock. */

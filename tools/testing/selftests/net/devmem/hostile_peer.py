@@ -34,7 +34,8 @@
       ktls: over plain TCP, one TLS record header announcing SIZE bytes
       and 40 of them, then, a moment later, the rest (small frames stay
       in host memory on a header split queue, large ones do not); mptcp:
-      SIZE bytes of 0x5a over MPTCP.
+      SIZE bytes of 0x5a over MPTCP, the first 100 of them alone (a DSS
+      mapping in host memory that validates, then the rest).
 
 Prints "key: value" lines; exits 1 when a reply or a datagram carried a
 byte the peer never sent. Every wait, SECONDS included, is multiplied by
@@ -50,7 +51,10 @@ import struct
 import sys
 import time
 
-SCALE = max(1, int(os.environ.get('DEVMEM_TIME_SCALE', '1') or 1))
+try:
+    SCALE = max(1, int(os.environ.get('DEVMEM_TIME_SCALE', '1')))
+except ValueError:
+    SCALE = 1
 
 FILL = 0x5a
 IP_MTU_DISCOVER = 10      # <linux/in.h>, not in every Python
@@ -496,7 +500,9 @@ def stream_send(mode, dst, port, size):
             time.sleep(0.3)
             sock.sendall(bytes([FILL]) * (size - 40))
         else:
-            sock.sendall(bytes([FILL]) * size)
+            sock.sendall(bytes([FILL]) * 100)
+            time.sleep(0.3)
+            sock.sendall(bytes([FILL]) * (size - 100))
         time.sleep(1)
     except OSError as e:
         print(f'send: {errno.errorcode.get(e.errno, e.errno)}')

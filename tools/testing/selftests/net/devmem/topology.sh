@@ -32,6 +32,9 @@ topo_igb_ifaces()
 
 # Slow guests (make check-kmsan) stretch every fixed wait by this factor.
 TOPO_SCALE=${DEVMEM_TIME_SCALE:-1}
+case $TOPO_SCALE in
+''|*[!0-9]*|0) TOPO_SCALE=1 ;;
+esac
 
 # Wait (up to $2 tenths of a second, times TOPO_SCALE) for a command to
 # succeed.
