@@ -403,8 +403,9 @@ void devmem_set_port(struct sockaddr_storage *ss, unsigned int port);
 socklen_t devmem_addr_len(const struct sockaddr_storage *ss);
 /* CLOCK_MONOTONIC in nanoseconds, and in seconds. */
 unsigned long long devmem_now_ns(void);
-unsigned int devmem_time_scale(void);
 double devmem_now_sec(void);
+/* DEVMEM_TIME_SCALE: how much longer fixed waits may take here (>= 1). */
+unsigned int devmem_time_scale(void);
 /* @bytes in @secs as Mbit/s (0 if @secs is not positive). */
 double devmem_mbps(unsigned long long bytes, double secs);
 

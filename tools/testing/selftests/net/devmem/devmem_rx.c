@@ -954,7 +954,7 @@ TEST_F_TIMEOUT(devmem_rx, close_with_1g_of_tokens_held, FLOW_TIMEOUT)
 	start = now_sec();
 	close(self->fd);
 	self->fd = -1;
-	TH_LOG("%zu MiB dma-buf: %zu bytes received, %zu tokens held, given back by close() in %.2f s",
+	TH_LOG("%zu MiB dma-buf: %zu bytes in, %zu tokens held, freed by close() in %.2f s",
 	       big_size >> 20, st.pos, st.ntokens, now_sec() - start);
 	kill(self->client, SIGKILL);
 	client_wait(self->client);
