@@ -184,7 +184,9 @@ forwarding()
 {
 	local d4 d6 f4 f6 pid
 
-	ip netns exec "$FWD_NS" $PEER recv "$UDP_PORT" 15 > "$tmp/fwd.out" &
+	# until the 40 small datagrams came: five senders start one after
+	# another, python is slow to start in a loaded guest
+	ip netns exec "$FWD_NS" $PEER recv "$UDP_PORT" 60 40 > "$tmp/fwd.out" &
 	pid=$!
 	topo_wait "grep -q listening $tmp/fwd.out" 100
 	d4=$(snmp4 "$SRV_NS" InDiscards)
