@@ -400,6 +400,8 @@ def out_of_window(wire, src, dst, port, count):
 def frames(iface, dstmac, src4, dst4, src6, dst6, port, tcpport, holdport,
            vlandst4):
     wire = Wire(iface, dstmac)
+    # first: the listener on HOLDPORT keeps its connections for a while only
+    out_of_window(wire, src4, dst4, holdport, 20)
     frag4_datagrams(wire, src4, dst4, port, 10, False)
     frag4_datagrams(wire, src4, dst4, port, 5, True)
     frag6_datagrams(wire, src6, dst6, port, 10)
@@ -407,7 +409,6 @@ def frames(iface, dstmac, src4, dst4, src6, dst6, port, tcpport, holdport,
     tcp_segments(wire, src4, dst4, tcpport, 20, TCP_ACK | TCP_PSH, True)
     tcp_segments(wire, src4, dst4, tcpport, 10, TCP_SYN, False)
     tcp_segments(wire, src4, dst4, tcpport, 10, TCP_RST, False)
-    out_of_window(wire, src4, dst4, holdport, 20)
     vlan_src = vlandst4.rsplit('.', 1)[0] + '.2'
     for i in range(10):
         dgram = udp(lambda n: pseudo4(vlan_src, vlandst4, socket.IPPROTO_UDP,
