@@ -295,7 +295,10 @@ static int netdev_nl_queue_get_dumpit(struct sk_buff *skb,
 /* ---- bind-rx ------------------------------------------------------------- */
 
 /* Header split must be on: without it the NIC writes headers into the
- * dma-buf, where the stack cannot read them.
+ * dma-buf, where the stack cannot read them. And every frame must be split
+ * at its payload (hds-thresh 0): a frame left whole in the header buffer
+ * reaches the socket as readable bytes, which a devmem reader does not
+ * expect.
  */
 static int netdev_nl_check_data_split(struct net_device *netdev,
 				      struct netlink_ext_ack *extack)
@@ -310,6 +313,10 @@ static int netdev_nl_check_data_split(struct net_device *netdev,
 	netdev->ethtool_ops->get_ringparam(netdev, &ring, &kernel_ring, extack);
 	if (kernel_ring.tcp_data_split != ETHTOOL_TCP_DATA_SPLIT_ENABLED) {
 		NL_SET_ERR_MSG(extack, "tcp-data-split is not enabled on the device");
+		return -EINVAL;
+	}
+	if (kernel_ring.hds_thresh) {
+		NL_SET_ERR_MSG(extack, "hds-thresh is not 0 on the device");
 		return -EINVAL;
 	}
 	return 0;

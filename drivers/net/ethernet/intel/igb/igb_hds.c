@@ -10,13 +10,21 @@
  * written by the NIC straight into device memory and only the headers are
  * ever read by the CPU.
  *
- * The rings use SRRCTL "header split always": the first bytes of every
- * frame land in the header buffer. A TCP or UDP frame is split at its
- * payload (SPH set in hdr_info, HDR_LEN bytes of headers); a frame that
- * fits the header buffer lands there whole (SPH clear, HDR_LEN its length,
- * nothing in the payload buffer); any other frame fills the header buffer
- * and continues in the payload buffer (SPH clear, or HBO set when its
- * headers did not fit).
+ * hds-thresh (ethtool) picks the descriptor type. With 0, SRRCTL "header
+ * split": every IP frame is split, TCP and UDP at their payload, other IP
+ * frames after the IP header (SPH set, HDR_LEN bytes in the header buffer);
+ * a frame that is not IP, or whose headers do not fit the header buffer
+ * (HBO), goes whole to the payload buffers and the header buffer stays
+ * unwritten. With hds-thresh 256 (the default), "header split always", a
+ * frame that fits the 256-byte header buffer stays there whole (SPH clear,
+ * HDR_LEN its length, nothing in the payload buffer), a frame that is not
+ * split fills it and continues in the payload buffers, IP frames are
+ * split as above.
+ *
+ * A frame longer than a payload buffer spans several descriptors: the
+ * first one's header buffer has the headers, every one's payload buffer a
+ * part of the payload (each becomes a fragment), the last one (EOP) the
+ * checksum, hash and VLAN status. hdr_info is repeated on every one.
  */
 
 #include <linux/etherdevice.h>
@@ -27,8 +35,6 @@
 
 #include "igb.h"
 
-/* Bytes of header buffer per descriptor; SRRCTL.BSIZEHEADER, 64-byte units. */
-#define IGB_HDS_HDR_SIZE	256
 #define IGB_HDS_SPH		0x8000		/* hdr_info: header was split */
 #define IGB_HDS_HBO		BIT(23)		/* status_error: header overflow */
 
@@ -43,9 +49,11 @@
  */
 u32 igb_hds_srrctl(struct igb_ring *ring)
 {
+	u32 desctype = ring->hds_thresh ? E1000_SRRCTL_DESCTYPE_HDR_SPLIT_ALWAYS :
+					  E1000_SRRCTL_DESCTYPE_HDR_SPLIT;
+
 	return (IGB_HDS_HDR_SIZE << E1000_SRRCTL_BSIZEHDRSIZE_SHIFT) |
-	       (IGB_HDS_PKT_SIZE >> E1000_SRRCTL_BSIZEPKT_SHIFT) |
-	       E1000_SRRCTL_DESCTYPE_HDR_SPLIT_ALWAYS;
+	       (IGB_HDS_PKT_SIZE >> E1000_SRRCTL_BSIZEPKT_SHIFT) | desctype;
 }
 
 static struct page_pool *igb_hds_create_pool(struct igb_ring *ring)
@@ -74,8 +82,10 @@ static struct page_pool *igb_hds_create_pool(struct igb_ring *ring)
  */
 int igb_hds_setup_rx_resources(struct igb_ring *ring)
 {
+	struct igb_adapter *adapter = netdev_priv(ring->netdev);
 	struct page_pool *pp;
 
+	ring->hds_thresh = adapter->hds_thresh;
 	ring->rx_netmem = vcalloc(ring->count, sizeof(*ring->rx_netmem));
 	if (!ring->rx_netmem)
 		return -ENOMEM;
@@ -116,6 +126,9 @@ void igb_hds_clean_rx_ring(struct igb_ring *ring)
 		dev_kfree_skb(ring->skb);
 		ring->skb = NULL;
 	}
+	/* a ring whose rebuild failed has nothing left to clean */
+	if (!ring->rx_netmem)
+		return;
 	for (i = 0; i < ring->count; i++) {
 		if (!ring->rx_netmem[i])
 			continue;
@@ -138,6 +151,7 @@ void igb_hds_clean_rx_ring(struct igb_ring *ring)
  */
 void igb_hds_free_rx_resources(struct igb_ring *ring)
 {
+	clear_bit(IGB_RING_FLAG_RX_HDR_SPLIT, &ring->flags);
 	page_pool_destroy(ring->pp);
 	ring->pp = NULL;
 	if (ring->hdr_buf)
@@ -192,46 +206,36 @@ void igb_hds_alloc_rx_buffers(struct igb_ring *ring, u16 count)
 	}
 }
 
-/* A frame that was not split at its payload: the header buffer's bytes,
- * then whatever continues in the payload buffer, copied into a linear skb.
- * A continuation in device memory cannot be read: the frame is dropped and
- * counted.
+/* Appends a payload buffer to @skb as its next fragment, or gives it back
+ * to the pool when it holds nothing. False when @skb has no room for it:
+ * the buffer went back, and the frame cannot be received.
  */
-static struct sk_buff *igb_hds_linear_skb(struct igb_ring *ring, u16 ntc,
-					  netmem_ref netmem,
-					  unsigned int hdr_len,
-					  unsigned int size)
+static bool igb_hds_add_frag(struct igb_ring *ring, struct sk_buff *skb,
+			     netmem_ref netmem, unsigned int size)
 {
-	struct sk_buff *skb;
-	struct page *page;
+	int nr_frags = skb_shinfo(skb)->nr_frags;
 
-	if (size && (netmem_is_net_iov(netmem) || size > IGB_HDS_PKT_SIZE)) {
-		ring->rx_stats.hds_drops++;
-		return NULL;
+	if (!size || nr_frags == MAX_SKB_FRAGS) {
+		page_pool_put_netmem(ring->pp, netmem, true);
+		return !size;
 	}
-	skb = napi_alloc_skb(&ring->q_vector->napi, hdr_len + size);
-	if (!skb) {
-		ring->rx_stats.alloc_failed++;
-		return NULL;
-	}
-	skb_put_data(skb, ring->hdr_buf + ntc * IGB_HDS_HDR_SIZE, hdr_len);
-	if (size) {
-		page = netmem_to_page(netmem);
+	/* device memory is never synced: the CPU does not read it */
+	if (!netmem_is_net_iov(netmem))
 		dma_sync_single_range_for_cpu(ring->dev,
-					      page_pool_get_dma_addr(page), 0,
-					      size, DMA_FROM_DEVICE);
-		skb_put_data(skb, page_address(page), size);
-	}
-	return skb;
+					      page_pool_get_dma_addr_netmem(netmem),
+					      0, size, DMA_FROM_DEVICE);
+	skb_add_rx_frag_netmem(skb, nr_frags, netmem, 0, size,
+			       IGB_HDS_PKT_SIZE);
+	skb_mark_for_recycle(skb);
+	return true;
 }
 
-/* Headers from the header buffer into the linear part, payload as a
- * fragment that keeps the buffer's reference.
+/* A frame the NIC split at its payload: its headers, from the first
+ * descriptor's header buffer, into the linear part. The payload buffers
+ * follow as fragments.
  */
 static struct sk_buff *igb_hds_split_skb(struct igb_ring *ring, u16 ntc,
-					 netmem_ref netmem,
-					 unsigned int hdr_len,
-					 unsigned int size)
+					 unsigned int hdr_len)
 {
 	struct sk_buff *skb;
 
@@ -241,16 +245,86 @@ static struct sk_buff *igb_hds_split_skb(struct igb_ring *ring, u16 ntc,
 		return NULL;
 	}
 	skb_put_data(skb, ring->hdr_buf + ntc * IGB_HDS_HDR_SIZE, hdr_len);
-	if (!size) {
-		page_pool_put_netmem(ring->pp, netmem, true);
-		return skb;
+	return skb;
+}
+
+/* Bytes at the start of a frame the NIC did not split that its header
+ * buffer holds: none with "header split" (the whole frame went to the
+ * payload buffers), the first HDR_LEN, at most the header buffer, with
+ * "header split always".
+ */
+static unsigned int igb_hds_unsplit_hdr_len(const struct igb_ring *ring,
+					    unsigned int hdr_len)
+{
+	if (!ring->hds_thresh)
+		return 0;
+	return min_t(unsigned int, hdr_len, IGB_HDS_HDR_SIZE);
+}
+
+/* A frame the NIC did not split: the bytes of its header buffer, then those
+ * of its first payload buffer, copied into the linear part (further payload
+ * buffers follow as fragments). Its headers may be in the payload buffer:
+ * in device memory, the frame cannot be received.
+ */
+static struct sk_buff *igb_hds_unsplit_skb(struct igb_ring *ring, u16 ntc,
+					   netmem_ref netmem,
+					   unsigned int hdr_len,
+					   unsigned int size)
+{
+	unsigned int hdr_bytes = igb_hds_unsplit_hdr_len(ring, hdr_len);
+	struct sk_buff *skb = NULL;
+	struct page *page;
+
+	if ((size && netmem_is_net_iov(netmem)) || hdr_bytes + size < ETH_HLEN) {
+		ring->rx_stats.hds_drops++;
+		goto out;
 	}
-	if (!netmem_is_net_iov(netmem))
+	skb = napi_alloc_skb(&ring->q_vector->napi, hdr_bytes + size);
+	if (!skb) {
+		ring->rx_stats.alloc_failed++;
+		goto out;
+	}
+	skb_put_data(skb, ring->hdr_buf + ntc * IGB_HDS_HDR_SIZE, hdr_bytes);
+	if (size) {
+		page = netmem_to_page(netmem);
 		dma_sync_single_range_for_cpu(ring->dev,
-					      page_pool_get_dma_addr_netmem(netmem),
-					      0, size, DMA_FROM_DEVICE);
-	skb_add_rx_frag_netmem(skb, 0, netmem, 0, size, IGB_HDS_PKT_SIZE);
-	skb_mark_for_recycle(skb);
+					      page_pool_get_dma_addr(page), 0,
+					      size, DMA_FROM_DEVICE);
+		skb_put_data(skb, page_address(page), size);
+	}
+out:
+	page_pool_put_netmem(ring->pp, netmem, true);
+	return skb;
+}
+
+/* The first descriptor of a frame: its skb, which owns @netmem from now
+ * on, or NULL (@netmem went back to the pool, the frame is dropped and
+ * counted). hdr_info and HBO are the same on every descriptor of a frame,
+ * but only the first one's header buffer is written.
+ */
+static struct sk_buff *igb_hds_start_frame(struct igb_ring *ring, u16 ntc,
+					   netmem_ref netmem, u16 hdr_info,
+					   u32 staterr, unsigned int size)
+{
+	unsigned int hdr_len = (hdr_info & E1000_RXDADV_HDRBUFLEN_MASK) >>
+			       E1000_RXDADV_HDRBUFLEN_SHIFT;
+	struct sk_buff *skb;
+
+	if (!(hdr_info & IGB_HDS_SPH) || (staterr & IGB_HDS_HBO))
+		return igb_hds_unsplit_skb(ring, ntc, netmem, hdr_len, size);
+
+	if (hdr_len < ETH_HLEN || hdr_len > IGB_HDS_HDR_SIZE) {
+		ring->rx_stats.hds_drops++;
+		skb = NULL;
+	} else {
+		skb = igb_hds_split_skb(ring, ntc, hdr_len);
+	}
+	if (!skb) {
+		page_pool_put_netmem(ring->pp, netmem, true);
+		return NULL;
+	}
+	ring->rx_stats.hds_split++;
+	igb_hds_add_frag(ring, skb, netmem, size);
 	return skb;
 }
 
@@ -263,20 +337,50 @@ static bool igb_hds_frame_error(struct igb_ring *ring, u32 staterr)
 	       !(ring->netdev->features & NETIF_F_RXALL);
 }
 
-/* The MTU keeps a frame within one payload buffer, but a peer may send a
- * longer one that the MAC accepts (RLPML is larger than the MTU) and
- * spreads over several descriptors. Each of them is dropped, up to and
- * including the one with EOP, so that no continuation is taken for a frame
- * of its own (it has no header of its own: its header buffer holds
- * whatever an earlier frame left there). Counted once per frame.
+/* Drops the frame being received; its descriptors up to the one with EOP
+ * are dropped as they come, so that none is taken for a frame of its own
+ * (only the first descriptor of a frame has headers).
  */
-static void igb_hds_discard_desc(struct igb_ring *ring, netmem_ref netmem,
-				 u32 staterr)
+static void igb_hds_drop_frame(struct igb_ring *ring, u32 staterr)
 {
-	if (!ring->hds_discard)
-		ring->rx_stats.hds_drops++;
+	if (ring->skb) {
+		dev_kfree_skb_any(ring->skb);
+		ring->skb = NULL;
+	}
 	ring->hds_discard = !(staterr & E1000_RXD_STAT_EOP);
-	page_pool_put_netmem(ring->pp, netmem, true);
+}
+
+/* Takes one descriptor into the frame being received (ring->skb), or
+ * starts one. Return: true when the frame is complete (EOP) in ring->skb.
+ */
+static bool igb_hds_take_desc(struct igb_ring *ring, u16 ntc,
+			      netmem_ref netmem, u16 hdr_info, u32 staterr,
+			      unsigned int size)
+{
+	if (ring->hds_discard) {
+		ring->hds_discard = !(staterr & E1000_RXD_STAT_EOP);
+		page_pool_put_netmem(ring->pp, netmem, true);
+		return false;
+	}
+	if (size > IGB_HDS_PKT_SIZE) {
+		ring->rx_stats.hds_drops++;
+		page_pool_put_netmem(ring->pp, netmem, true);
+		igb_hds_drop_frame(ring, staterr);
+		return false;
+	}
+	if (!ring->skb) {
+		ring->skb = igb_hds_start_frame(ring, ntc, netmem, hdr_info,
+						staterr, size);
+		if (!ring->skb) {
+			igb_hds_drop_frame(ring, staterr);
+			return false;
+		}
+	} else if (!igb_hds_add_frag(ring, ring->skb, netmem, size)) {
+		ring->rx_stats.hds_drops++;
+		igb_hds_drop_frame(ring, staterr);
+		return false;
+	}
+	return staterr & E1000_RXD_STAT_EOP;
 }
 
 /**
@@ -295,11 +399,9 @@ int igb_hds_clean_rx_irq(struct igb_q_vector *q_vector, const int budget)
 
 	while (likely(total_packets < budget)) {
 		union e1000_adv_rx_desc *rx_desc, wb;
-		unsigned int size, hdr_len;
 		u16 ntc = ring->next_to_clean;
 		struct sk_buff *skb;
 		netmem_ref netmem;
-		u16 hdr_info;
 		u32 staterr;
 
 		rx_desc = IGB_RX_DESC(ring, ntc);
@@ -315,46 +417,25 @@ int igb_hds_clean_rx_irq(struct igb_q_vector *q_vector, const int budget)
 		 */
 		wb = *rx_desc;
 		rx_desc->wb.upper.status_error = 0;
-		size = le16_to_cpu(wb.wb.upper.length);
-		hdr_info = le16_to_cpu(wb.wb.lower.lo_dword.hdr_info);
-		hdr_len = (hdr_info & E1000_RXDADV_HDRBUFLEN_MASK) >>
-			  E1000_RXDADV_HDRBUFLEN_SHIFT;
 		netmem = ring->rx_netmem[ntc];
 		ring->rx_netmem[ntc] = 0;
 		if (++ring->next_to_clean == ring->count)
 			ring->next_to_clean = 0;
 
-		if (ring->hds_discard || !(staterr & E1000_RXD_STAT_EOP)) {
-			igb_hds_discard_desc(ring, netmem, staterr);
-			continue;
-		}
-
-		/* with HBO the header buffer is full, HDR_LEN says more */
-		if (staterr & IGB_HDS_HBO || hdr_len > IGB_HDS_HDR_SIZE)
-			hdr_len = IGB_HDS_HDR_SIZE;
-
-		if (!(hdr_info & IGB_HDS_SPH) || (staterr & IGB_HDS_HBO)) {
-			skb = igb_hds_linear_skb(ring, ntc, netmem, hdr_len,
-						 size);
-			page_pool_put_netmem(ring->pp, netmem, true);
-		} else {
-			ring->rx_stats.hds_split++;
-			skb = igb_hds_split_skb(ring, ntc, netmem, hdr_len,
-						size);
-			if (!skb)
-				page_pool_put_netmem(ring->pp, netmem, true);
-			else if (size && netmem_is_net_iov(netmem))
-				/* the payload fragment is device memory */
-				devmem_frames++;
-		}
-		if (!skb)
+		if (!igb_hds_take_desc(ring, ntc, netmem,
+				       le16_to_cpu(wb.wb.lower.lo_dword.hdr_info),
+				       staterr, le16_to_cpu(wb.wb.upper.length)))
 			continue;
 
+		/* EOP: the last descriptor has the checksum, hash and VLAN */
+		skb = ring->skb;
+		ring->skb = NULL;
 		if (igb_hds_frame_error(ring, staterr)) {
 			dev_kfree_skb_any(skb);
 			continue;
 		}
-
+		if (!skb_frags_readable(skb))
+			devmem_frames++;
 		total_bytes += skb->len;
 		igb_process_skb_fields(ring, &wb, skb);
 		napi_gro_receive(&q_vector->napi, skb);
