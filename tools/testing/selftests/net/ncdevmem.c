@@ -2,7 +2,9 @@
 /*
  * ncdevmem - a netcat-like tool for devmem TCP.
  *
- * Server (-l): switches tcp-data-split on for -f IFNAME, steers the test
+ * Server (-l): switches tcp-data-split on and hds-thresh to 0 (every frame
+ * split at its payload, so that no payload byte stays in host memory) for
+ * -f IFNAME, steers the test
  * flow to RX queues QUEUE..QUEUE+N-1 (-q, -t), binds a udmabuf to those
  * queues through the netdev netlink family, accepts one TCP connection and
  * receives it with recvmsg(MSG_SOCK_DEVMEM): payload lands in the udmabuf
@@ -467,6 +469,8 @@ struct server {
 	int queue;		/* first bound queue */
 	int saved_split;	/* tcp-data-split before we changed it */
 	bool split_changed;
+	__u32 saved_hds_thresh;	/* hds-thresh before we changed it */
+	bool hds_thresh_changed;
 	bool rss_changed;
 	bool rule_added;
 	int dmabuf_fd;
@@ -534,21 +538,58 @@ static int split_enable(struct server *s)
 		return -1;
 	}
 	s->split_changed = s->saved_split != ETHTOOL_TCP_DATA_SPLIT_ENABLED;
+
+	/* a device without hds-thresh cannot be asked for it */
+	if (ethtool_get_hds_thresh(s->ifindex, &s->saved_hds_thresh, NULL) ||
+	    !s->saved_hds_thresh)
+		return 0;
+	err = ethtool_set_hds_thresh(s->ifindex, 0, extack, sizeof(extack));
+	if (err) {
+		fprintf(stderr, "ncdevmem: hds-thresh 0: %s%s%s\n",
+			strerror(-err), *extack ? ": " : "", extack);
+		return -1;
+	}
+	s->hds_thresh_changed = true;
 	return 0;
 }
 
-/* Turn tcp-data-split back off; the unbind may take a moment (EBUSY). */
+/* Put hds-thresh back; the unbind may take a moment (EINVAL meanwhile). */
+static void hds_thresh_restore(struct server *s)
+{
+	char extack[NL_EXTACK_LEN] = "";
+	int err, tries;
+
+	if (!s->hds_thresh_changed)
+		return;
+	for (tries = 0; tries < 20; tries++) {
+		err = ethtool_set_hds_thresh(s->ifindex, s->saved_hds_thresh,
+					     extack, sizeof(extack));
+		if (err != -EINVAL && err != -EBUSY)
+			break;
+		usleep(100000);
+	}
+	if (err)
+		fprintf(stderr, "ncdevmem: warning: hds-thresh %u: %s%s%s\n",
+			s->saved_hds_thresh, strerror(-err),
+			*extack ? ": " : "", extack);
+	s->hds_thresh_changed = false;
+}
+
+/* Turn tcp-data-split back off; the unbind may take a moment (EINVAL
+ * meanwhile, as mainline refuses it while a memory provider is bound).
+ */
 static void split_restore(struct server *s)
 {
 	char extack[NL_EXTACK_LEN] = "";
 	int err, tries;
 
+	hds_thresh_restore(s);
 	if (!s->split_changed)
 		return;
 	for (tries = 0; tries < 20; tries++) {
 		err = ethtool_set_tcp_data_split(s->ifindex, false, extack,
 						 sizeof(extack));
-		if (err != -EBUSY)
+		if (err != -EINVAL && err != -EBUSY)
 			break;
 		usleep(100000);
 	}

@@ -132,9 +132,9 @@ FIXTURE_SETUP(bind_rx)
 	peer[strlen(peer) - 1] ^= 1;
 	set_link(peer, false);
 	ASSERT_EQ(0, set_link(self->ifname, true));
-	ASSERT_EQ(0, ethtool_set_tcp_data_split(self->ifindex, true,
-						self->extack, EXTACK_LEN))
-		TH_LOG("tcp-data-split: %s", self->extack);
+	ASSERT_EQ(0, ethtool_rings_for_devmem(self->ifindex, self->extack,
+					      EXTACK_LEN))
+		TH_LOG("tcp-data-split on, hds-thresh 0: %s", self->extack);
 	ASSERT_EQ(0, devmem_nl_open(&self->nl));
 	self->dmabuf = udmabuf_create(SIZE_64M, &self->memfd);
 	ASSERT_LE(0, self->dmabuf) TH_LOG("udmabuf: %s", strerror(-self->dmabuf));
@@ -169,9 +169,9 @@ TEST_F(bind_rx, bind_shows_in_queue_get_until_close)
 	if (rxq_binding(self->ifindex, 1) >= 0)
 		EXPECT_EQ(0, rxq_binding(self->ifindex, 1));
 
-	/* while bound, tcp-data-split cannot be turned off */
-	EXPECT_EQ(-EBUSY, ethtool_set_tcp_data_split(self->ifindex, false,
-						     self->extack, EXTACK_LEN));
+	/* while bound, tcp-data-split cannot be turned off (mainline's EINVAL) */
+	EXPECT_EQ(-EINVAL, ethtool_set_tcp_data_split(self->ifindex, false,
+						      self->extack, EXTACK_LEN));
 
 	nl_close(&self->nl);
 	EXPECT_EQ(0, rxq_binding(self->ifindex, 0));
@@ -551,7 +551,7 @@ static int igb_driver_rebind(const char *pci, char *ifname, size_t len)
 	}
 	if (ifindex <= 0)
 		return ifindex;
-	err = ethtool_set_tcp_data_split(ifindex, true, NULL, 0);
+	err = ethtool_rings_for_devmem(ifindex, NULL, 0);
 	return err ? err : ifindex;
 }
 

@@ -1086,6 +1086,60 @@ static void ethtool_rings_msg(struct nl_msg *m, const struct nl_ctx *nl,
 	nl_nest_end(m, hdr);
 }
 
+/* ethtool_rings_set - one ETHTOOL_MSG_RINGS_SET through an ethtool socket
+ * of its own, with TCP_DATA_SPLIT @tds unless it is negative and
+ * HDS_THRESH @thresh unless it is negative. Return: 0 or a negative errno.
+ */
+static int ethtool_rings_set(int ifindex, int tds, long long thresh,
+			     char *extack, size_t extack_len)
+{
+	struct nl_ctx nl;
+	struct nl_msg *m;
+	int err;
+
+	if (extack && extack_len)
+		extack[0] = '\0';
+	m = malloc(sizeof(*m));
+	if (!m)
+		return -ENOMEM;
+	err = nl_open(&nl, ETHTOOL_GENL_NAME);
+	if (err)
+		goto out_free;
+	ethtool_rings_msg(m, &nl, ETHTOOL_MSG_RINGS_SET, ifindex);
+	if (tds >= 0)
+		nl_put_u8(m, ETHTOOL_A_RINGS_TCP_DATA_SPLIT, tds);
+	if (thresh >= 0)
+		nl_put_u32(m, ETHTOOL_A_RINGS_HDS_THRESH, thresh);
+	err = nl_request(&nl, m, NULL, NULL, extack, extack_len);
+	nl_close(&nl);
+out_free:
+	free(m);
+	return err;
+}
+
+/* ethtool_rings_get - one ETHTOOL_MSG_RINGS_GET through an ethtool socket
+ * of its own, its reply to @cb with @arg. Return: 0 or a negative errno.
+ */
+static int ethtool_rings_get(int ifindex, nl_reply_cb cb, void *arg)
+{
+	struct nl_ctx nl;
+	struct nl_msg *m;
+	int err;
+
+	m = malloc(sizeof(*m));
+	if (!m)
+		return -ENOMEM;
+	err = nl_open(&nl, ETHTOOL_GENL_NAME);
+	if (err)
+		goto out_free;
+	ethtool_rings_msg(m, &nl, ETHTOOL_MSG_RINGS_GET, ifindex);
+	err = nl_request(&nl, m, cb, arg, NULL, 0);
+	nl_close(&nl);
+out_free:
+	free(m);
+	return err;
+}
+
 /**
  * ethtool_set_tcp_data_split - switch header split (tcp-data-split)
  * @ifindex: the device
@@ -1101,27 +1155,10 @@ static void ethtool_rings_msg(struct nl_msg *m, const struct nl_ctx *nl,
 int ethtool_set_tcp_data_split(int ifindex, bool on, char *extack,
 			       size_t extack_len)
 {
-	struct nl_ctx nl;
-	struct nl_msg *m;
-	int err;
-
-	if (extack && extack_len)
-		extack[0] = '\0';
-	m = malloc(sizeof(*m));
-	if (!m)
-		return -ENOMEM;
-	err = nl_open(&nl, ETHTOOL_GENL_NAME);
-	if (err)
-		goto out_free;
-	ethtool_rings_msg(m, &nl, ETHTOOL_MSG_RINGS_SET, ifindex);
-	nl_put_u8(m, ETHTOOL_A_RINGS_TCP_DATA_SPLIT,
-		  on ? ETHTOOL_TCP_DATA_SPLIT_ENABLED :
-		       ETHTOOL_TCP_DATA_SPLIT_DISABLED);
-	err = nl_request(&nl, m, NULL, NULL, extack, extack_len);
-	nl_close(&nl);
-out_free:
-	free(m);
-	return err;
+	return ethtool_rings_set(ifindex,
+				 on ? ETHTOOL_TCP_DATA_SPLIT_ENABLED :
+				      ETHTOOL_TCP_DATA_SPLIT_DISABLED,
+				 -1, extack, extack_len);
 }
 
 /* ethtool_tds_cb - read ETHTOOL_A_RINGS_TCP_DATA_SPLIT (absent: UNKNOWN). */
@@ -1154,23 +1191,89 @@ static int ethtool_tds_cb(const struct nlmsghdr *nlh, void *arg)
  */
 int ethtool_get_tcp_data_split(int ifindex)
 {
-	struct nl_ctx nl;
-	struct nl_msg *m;
 	int val = -EPROTO;
 	int err;
 
-	m = malloc(sizeof(*m));
-	if (!m)
-		return -ENOMEM;
-	err = nl_open(&nl, ETHTOOL_GENL_NAME);
-	if (err)
-		goto out_free;
-	ethtool_rings_msg(m, &nl, ETHTOOL_MSG_RINGS_GET, ifindex);
-	err = nl_request(&nl, m, ethtool_tds_cb, &val, NULL, 0);
-	nl_close(&nl);
-out_free:
-	free(m);
+	err = ethtool_rings_get(ifindex, ethtool_tds_cb, &val);
 	return err ? err : val;
+}
+
+/**
+ * ethtool_set_hds_thresh - set hds-thresh
+ * @ifindex: the device
+ * @thresh: frames of up to this many bytes may stay whole in host memory;
+ *	0 splits every frame at its payload (what device memory needs)
+ * @extack: where the extack message goes, may be NULL
+ * @extack_len: size of @extack
+ *
+ * ETHTOOL_MSG_RINGS_SET with ETHTOOL_A_RINGS_HDS_THRESH, like
+ * "ethtool -G IF hds-thresh N" of newer ethtools.
+ *
+ * Return: 0 or a negative errno.
+ */
+int ethtool_set_hds_thresh(int ifindex, __u32 thresh, char *extack,
+			   size_t extack_len)
+{
+	return ethtool_rings_set(ifindex, -1, thresh, extack, extack_len);
+}
+
+/**
+ * ethtool_rings_for_devmem - ready the RX rings of a device for bind-rx
+ * @ifindex: the device
+ * @extack: where the extack message goes, may be NULL
+ * @extack_len: size of @extack
+ *
+ * tcp-data-split on and hds-thresh 0 in one ETHTOOL_MSG_RINGS_SET, as
+ * mainline's ncdevmem asks before it binds: headers in host memory, every
+ * payload byte in the buffers a memory provider gives.
+ *
+ * Return: 0 or a negative errno.
+ */
+int ethtool_rings_for_devmem(int ifindex, char *extack, size_t extack_len)
+{
+	return ethtool_rings_set(ifindex, ETHTOOL_TCP_DATA_SPLIT_ENABLED, 0,
+				 extack, extack_len);
+}
+
+/* ethtool_hds_cb - read HDS_THRESH and HDS_THRESH_MAX (absent: -ENOENT). */
+static int ethtool_hds_cb(const struct nlmsghdr *nlh, void *arg)
+{
+	const struct nlattr *tb[ETHTOOL_A_RINGS_HDS_THRESH_MAX + 1];
+	__u32 *val = arg;
+	const void *attrs;
+	size_t len;
+
+	attrs = nl_genl_attrs(nlh, &len);
+	if (!attrs)
+		return -EPROTO;
+	nl_attr_parse(tb, ETHTOOL_A_RINGS_HDS_THRESH_MAX, attrs, len);
+	if (nl_attr_get_u32(tb[ETHTOOL_A_RINGS_HDS_THRESH], &val[0]) ||
+	    nl_attr_get_u32(tb[ETHTOOL_A_RINGS_HDS_THRESH_MAX], &val[1]))
+		return -ENOENT;
+	return 0;
+}
+
+/**
+ * ethtool_get_hds_thresh - read hds-thresh and hds-thresh-max
+ * @ifindex: the device
+ * @thresh: where hds-thresh goes
+ * @thresh_max: where hds-thresh-max goes, may be NULL
+ *
+ * Return: 0, -ENOENT when the device does not report them, or another
+ * negative errno.
+ */
+int ethtool_get_hds_thresh(int ifindex, __u32 *thresh, __u32 *thresh_max)
+{
+	__u32 val[2] = {};
+	int err;
+
+	err = ethtool_rings_get(ifindex, ethtool_hds_cb, val);
+	if (err)
+		return err;
+	*thresh = val[0];
+	if (thresh_max)
+		*thresh_max = val[1];
+	return 0;
 }
 
 /* ---------------------------------------------------------------------- */

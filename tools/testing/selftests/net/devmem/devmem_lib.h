@@ -344,6 +344,19 @@ int ethtool_set_tcp_data_split(int ifindex, bool on, char *extack,
  * reported), _DISABLED (1), _ENABLED (2), or -errno.
  */
 int ethtool_get_tcp_data_split(int ifindex);
+/*
+ * "ethtool -G IF hds-thresh N" through ETHTOOL_MSG_RINGS_SET: 0 or -errno
+ * with extack. Device memory needs 0 (every frame split at its payload).
+ */
+int ethtool_set_hds_thresh(int ifindex, __u32 thresh, char *extack,
+			   size_t extack_len);
+/*
+ * tcp-data-split on and hds-thresh 0 in one ETHTOOL_MSG_RINGS_SET, what
+ * bind-rx needs (as mainline's ncdevmem does it). 0 or -errno with extack.
+ */
+int ethtool_rings_for_devmem(int ifindex, char *extack, size_t extack_len);
+/* ETHTOOL_MSG_RINGS_GET: hds-thresh and its maximum; 0, -ENOENT or -errno. */
+int ethtool_get_hds_thresh(int ifindex, __u32 *thresh, __u32 *thresh_max);
 
 /* --- udmabuf ------------------------------------------------------------- */
 

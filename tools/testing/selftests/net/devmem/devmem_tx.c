@@ -1263,9 +1263,9 @@ TEST_F_TIMEOUT(devmem_tx, rx_binding_id_einval, FLOW_TIMEOUT)
 	__u32 rx_id = 0;
 	int rxbuf, err;
 
-	ASSERT_EQ(0, ethtool_set_tcp_data_split(self->ifindex, true,
-						self->extack, EXTACK_LEN))
-		TH_LOG("tcp-data-split: %s", self->extack);
+	ASSERT_EQ(0, ethtool_rings_for_devmem(self->ifindex, self->extack,
+					      EXTACK_LEN))
+		TH_LOG("tcp-data-split on, hds-thresh 0: %s", self->extack);
 	self->data_split = true;
 	/* queue 1 if there is one, RSS kept off it: the flow's ACKs stay
 	 * on queue 0

@@ -78,9 +78,9 @@ FIXTURE_SETUP(devmem_xdp)
 	peer[strlen(peer) - 1] ^= 1;
 	devmem_shell("ip link set %s down", peer);
 	ASSERT_EQ(0, devmem_shell("ip link set %s up", self->ifname));
-	ASSERT_EQ(0, ethtool_set_tcp_data_split(self->ifindex, true,
-						self->extack, EXTACK_LEN))
-		TH_LOG("tcp-data-split: %s", self->extack);
+	ASSERT_EQ(0, ethtool_rings_for_devmem(self->ifindex, self->extack,
+					      EXTACK_LEN))
+		TH_LOG("tcp-data-split on, hds-thresh 0: %s", self->extack);
 	self->obj = devmem_bpf_load();
 	ASSERT_NE(NULL, self->obj) TH_LOG("devmem_progs.bpf.o did not load");
 	prog = bpf_object__find_program_by_name(self->obj, "xdp_pass");

@@ -5,17 +5,31 @@
  *
  *   dmctl data-split IFNAME on|off     set tcp-data-split (ethtool netlink)
  *   dmctl data-split IFNAME            print it: on, off or unknown
+ *   dmctl hds-thresh IFNAME N          set hds-thresh (ethtool netlink)
+ *   dmctl hds-thresh IFNAME            print it and its maximum: "N MAX"
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "devmem_lib.h"
 
 static int print_usage(void)
 {
-	fprintf(stderr, "usage: dmctl data-split IFNAME [on|off]\n");
+	fprintf(stderr, "usage: dmctl data-split IFNAME [on|off]\n"
+			"       dmctl hds-thresh IFNAME [N]\n");
 	return 2;
+}
+
+/* The ifindex of @ifname, or a negative errno after saying why. */
+static int dmctl_ifindex(const char *ifname)
+{
+	int ifindex = devmem_ifindex(ifname);
+
+	if (ifindex < 0)
+		fprintf(stderr, "dmctl: %s: %s\n", ifname, strerror(-ifindex));
+	return ifindex;
 }
 
 static int data_split(const char *ifname, const char *val)
@@ -23,11 +37,9 @@ static int data_split(const char *ifname, const char *val)
 	char extack[256] = "";
 	int ifindex, err;
 
-	ifindex = devmem_ifindex(ifname);
-	if (ifindex < 0) {
-		fprintf(stderr, "dmctl: %s: %s\n", ifname, strerror(-ifindex));
+	ifindex = dmctl_ifindex(ifname);
+	if (ifindex < 0)
 		return 1;
-	}
 	if (!val) {
 		err = ethtool_get_tcp_data_split(ifindex);
 		if (err < 0) {
@@ -51,9 +63,44 @@ static int data_split(const char *ifname, const char *val)
 	return 0;
 }
 
+static int hds_thresh(const char *ifname, const char *val)
+{
+	char extack[256] = "", *end;
+	__u32 thresh, max;
+	unsigned long n;
+	int ifindex, err;
+
+	ifindex = dmctl_ifindex(ifname);
+	if (ifindex < 0)
+		return 1;
+	if (!val) {
+		err = ethtool_get_hds_thresh(ifindex, &thresh, &max);
+		if (err) {
+			fprintf(stderr, "dmctl: %s: hds-thresh: %s\n", ifname,
+				strerror(-err));
+			return 1;
+		}
+		printf("%u %u\n", thresh, max);
+		return 0;
+	}
+	errno = 0;
+	n = strtoul(val, &end, 0);
+	if (errno || *end || end == val || n > 0xffffffffUL)
+		return print_usage();
+	err = ethtool_set_hds_thresh(ifindex, n, extack, sizeof(extack));
+	if (err) {
+		fprintf(stderr, "dmctl: %s: hds-thresh %s: %s%s%s\n", ifname,
+			val, strerror(-err), *extack ? ": " : "", extack);
+		return 1;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
-	if (argc >= 3 && !strcmp(argv[1], "data-split"))
+	if (argc >= 3 && argc <= 4 && !strcmp(argv[1], "data-split"))
 		return data_split(argv[2], argc > 3 ? argv[3] : NULL);
+	if (argc >= 3 && argc <= 4 && !strcmp(argv[1], "hds-thresh"))
+		return hds_thresh(argv[2], argc > 3 ? argv[3] : NULL);
 	return print_usage();
 }

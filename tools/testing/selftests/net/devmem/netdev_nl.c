@@ -105,6 +105,7 @@ FIXTURE_TEARDOWN(netdev_nl)
 
 	/* Whatever a test did, no queue may be left bound. */
 	nl_close(&self->nl);
+	ethtool_set_hds_thresh(self->ifindex, 256, NULL, 0);
 	close(self->dmabuf);
 	close(self->memfd);
 	if (devmem_nl_open(&nl))
@@ -352,6 +353,115 @@ TEST_F(netdev_nl, tcp_data_split_set)
 	EXPECT_EQ(ETHTOOL_TCP_DATA_SPLIT_DISABLED,
 		  ethtool_get_tcp_data_split(self->ifindex));
 	EXPECT_EQ(-EOPNOTSUPP, ethtool_set_tcp_data_split(1, true, NULL, 0));
+}
+
+/* RINGS_SET of a u32 attribute @type = @val, as a newer ethtool would. */
+static int rings_set_u32(int ifindex, __u16 type, __u32 val)
+{
+	struct nl_msg *m = malloc(sizeof(*m));
+	struct nlattr *hdr;
+	struct nl_ctx nl;
+	int err;
+
+	if (!m)
+		return -ENOMEM;
+	err = nl_open(&nl, ETHTOOL_GENL_NAME);
+	if (err)
+		goto out;
+	nl_msg_init_family(m, &nl, ETHTOOL_MSG_RINGS_SET, 0);
+	hdr = nl_nest_start(m, ETHTOOL_A_RINGS_HEADER);
+	nl_put_u32(m, ETHTOOL_A_HEADER_DEV_INDEX, ifindex);
+	nl_nest_end(m, hdr);
+	nl_put_u32(m, type, val);
+	err = nl_request(&nl, m, NULL, NULL, NULL, 0);
+	nl_close(&nl);
+out:
+	free(m);
+	return err;
+}
+
+/* hds-thresh (mainline's ethtool attributes 17 and 18): igb takes 0
+ * ("header split") and 256 ("header split always" with its 256-byte
+ * header buffer), refuses other values with EINVAL and more than 256 with
+ * ERANGE; the attributes mainline numbers in between are refused; lo has
+ * no hds-thresh.
+ */
+TEST_F(netdev_nl, hds_thresh_set)
+{
+	__u32 thresh = 1, max = 0;
+
+	EXPECT_EQ(17, ETHTOOL_A_RINGS_HDS_THRESH);
+	EXPECT_EQ(18, ETHTOOL_A_RINGS_HDS_THRESH_MAX);
+	ASSERT_EQ(0, ethtool_set_hds_thresh(self->ifindex, 0, self->extack,
+					    EXTACK_LEN)) TH_LOG("%s", self->extack);
+	ASSERT_EQ(0, ethtool_get_hds_thresh(self->ifindex, &thresh, &max));
+	EXPECT_EQ(0U, thresh);
+	EXPECT_EQ(256U, max);
+	EXPECT_EQ(-EINVAL, ethtool_set_hds_thresh(self->ifindex, 100,
+						  self->extack, EXTACK_LEN));
+	EXPECT_STREQ("igb: hds-thresh must be 0 or 256", self->extack);
+	ASSERT_EQ(0, ethtool_get_hds_thresh(self->ifindex, &thresh, NULL));
+	EXPECT_EQ(0U, thresh);
+	ASSERT_EQ(0, ethtool_set_hds_thresh(self->ifindex, 256, NULL, 0));
+	ASSERT_EQ(0, ethtool_get_hds_thresh(self->ifindex, &thresh, NULL));
+	EXPECT_EQ(256U, thresh);
+	EXPECT_EQ(-ERANGE, ethtool_set_hds_thresh(self->ifindex, 257,
+						  self->extack, EXTACK_LEN));
+	EXPECT_STREQ("hds-thresh exceeds hds-thresh-max", self->extack);
+	EXPECT_EQ(-ERANGE, ethtool_set_hds_thresh(self->ifindex, ~0U, NULL, 0));
+	ASSERT_EQ(0, ethtool_get_hds_thresh(self->ifindex, &thresh, NULL));
+	EXPECT_EQ(256U, thresh);
+
+	/* RX_PUSH, TX_PUSH_BUF_LEN(_MAX): reserved, not taken */
+	EXPECT_EQ(-EINVAL, rings_set_u32(self->ifindex,
+					 ETHTOOL_A_RINGS_TX_PUSH_BUF_LEN, 64));
+	EXPECT_EQ(-EINVAL, rings_set_u32(self->ifindex,
+					 ETHTOOL_A_RINGS_HDS_THRESH_MAX, 64));
+
+	/* lo has no ring parameters at all */
+	EXPECT_EQ(-EOPNOTSUPP, ethtool_set_hds_thresh(1, 0, NULL, 0));
+	EXPECT_EQ(-EOPNOTSUPP, ethtool_get_hds_thresh(1, &thresh, NULL));
+}
+
+/* bind-rx needs every frame split at its payload: refused with hds-thresh
+ * above 0 (EINVAL, as mainline), and hds-thresh and tcp-data-split stay
+ * as they are while the queue is bound.
+ */
+TEST_F(netdev_nl, bind_rx_needs_hds_thresh_0)
+{
+	unsigned int q = 0;
+	__u32 thresh;
+
+	ASSERT_EQ(0, devmem_shell("ip link set %s up", self->ifname));
+	ASSERT_EQ(0, ethtool_set_tcp_data_split(self->ifindex, true, NULL, 0));
+	ASSERT_EQ(0, ethtool_set_hds_thresh(self->ifindex, 256, NULL, 0));
+	EXPECT_EQ(-EINVAL, devmem_bind_rx(&self->nl, self->ifindex,
+					  self->dmabuf, &q, 1, NULL,
+					  self->extack, EXTACK_LEN));
+	EXPECT_STREQ("hds-thresh is not 0 on the device", self->extack);
+
+	ASSERT_EQ(0, ethtool_set_hds_thresh(self->ifindex, 0, NULL, 0));
+	ASSERT_EQ(0, devmem_bind_rx(&self->nl, self->ifindex, self->dmabuf,
+				    &q, 1, NULL, self->extack, EXTACK_LEN))
+		TH_LOG("bind-rx: %s", self->extack);
+	EXPECT_EQ(-EINVAL, ethtool_set_hds_thresh(self->ifindex, 256,
+						  self->extack, EXTACK_LEN));
+	EXPECT_STREQ("hds-thresh must stay 0 while an RX queue has a memory provider",
+		     self->extack);
+	EXPECT_EQ(-EINVAL, ethtool_set_tcp_data_split(self->ifindex, false,
+						      self->extack,
+						      EXTACK_LEN));
+	EXPECT_STREQ("tcp-data-split cannot be disabled while an RX queue has a memory provider",
+		     self->extack);
+	ASSERT_EQ(0, ethtool_get_hds_thresh(self->ifindex, &thresh, NULL));
+	EXPECT_EQ(0U, thresh);
+
+	/* unbound with the netlink socket: both can change again */
+	nl_close(&self->nl);
+	ASSERT_EQ(0, devmem_nl_open(&self->nl));
+	EXPECT_EQ(0, ethtool_set_hds_thresh(self->ifindex, 256, NULL, 0));
+	EXPECT_EQ(0, ethtool_set_tcp_data_split(self->ifindex, false, NULL, 0));
+	devmem_shell("ip link set %s down", self->ifname);
 }
 
 /* Runs @fn in a child; returns what it exited with. */
