@@ -384,6 +384,22 @@ FIXTURE_VARIANT_ADD(devmem_rx, two_queues) {
 	.both_queues = true,
 };
 
+/* MTU @mtu on the server NIC (bound: its rings restart under the binding)
+ * and on the client's, then both links up.
+ */
+static int set_mtus(FIXTURE_DATA(devmem_rx) *self, int mtu)
+{
+	const char *cli_ns = getenv("CLI_NS"), *cli_if = getenv("CLI_IF");
+
+	if (!cli_ns || !cli_if)
+		return -1;
+	return devmem_shell("ip link set %s mtu %d && ip -n %s link set %s mtu %d && "
+			    "for i in $(seq 100); do ip link show %s | grep -q LOWER_UP && "
+			    "ip -n %s link show %s | grep -q LOWER_UP && break; sleep 0.1; done",
+			    self->ifname, mtu, cli_ns, cli_if, mtu,
+			    self->ifname, cli_ns, cli_if);
+}
+
 FIXTURE_SETUP(devmem_rx)
 {
 	unsigned int q[2] = { 0, 1 };
@@ -397,9 +413,9 @@ FIXTURE_SETUP(devmem_rx)
 	self->ifindex = devmem_ifindex(ifname);
 	ASSERT_LT(0, self->ifindex);
 
-	ASSERT_EQ(0, ethtool_set_tcp_data_split(self->ifindex, true,
-						self->extack, EXTACK_LEN))
-		TH_LOG("tcp-data-split: %s", self->extack);
+	ASSERT_EQ(0, ethtool_rings_for_devmem(self->ifindex, self->extack,
+					      EXTACK_LEN))
+		TH_LOG("tcp-data-split on, hds-thresh 0: %s", self->extack);
 	self->dmabuf = udmabuf_create(DMABUF_SIZE, NULL);
 	ASSERT_LE(0, self->dmabuf);
 	ASSERT_EQ(0, udmabuf_map(self->dmabuf, DMABUF_SIZE, &map));
@@ -439,6 +455,7 @@ FIXTURE_TEARDOWN(devmem_rx)
 	if (self->dmabuf >= 0)
 		close(self->dmabuf);
 	run("ethtool -X %s default", self->ifname);
+	set_mtus(self, 1500);
 	EXPECT_EQ(0, ethtool_set_tcp_data_split(self->ifindex, false, NULL, 0));
 }
 
@@ -490,8 +507,9 @@ TEST_F_TIMEOUT(devmem_rx, stream_lands_in_dmabuf_ipv6, FLOW_TIMEOUT)
 	EXPECT_EQ(o.bytes, st.pos);
 	EXPECT_EQ(0U, st.bad);
 	EXPECT_FALSE(st.bad_id);
-	/* the payload went through the dma-buf, not host memory */
-	EXPECT_LT(o.bytes * 9 / 10, st.dmabuf_bytes);
+	/* hds-thresh 0: every payload byte went through the dma-buf */
+	EXPECT_EQ(o.bytes, st.dmabuf_bytes);
+	EXPECT_EQ(0U, st.linear_bytes + st.host_bytes);
 	EXPECT_LT(0U, st.frags);
 	TH_LOG("%zu bytes: %zu in the dma-buf (%zu frags), %zu linear, %zu host",
 	       st.pos, st.dmabuf_bytes, st.frags, st.linear_bytes,
@@ -500,19 +518,29 @@ TEST_F_TIMEOUT(devmem_rx, stream_lands_in_dmabuf_ipv6, FLOW_TIMEOUT)
 	free(st.tokens);
 }
 
-TEST_F_TIMEOUT(devmem_rx, stream_lands_in_dmabuf_ipv4, FLOW_TIMEOUT)
+/* One validated stream at the current MTU: every byte in the dma-buf. */
+static void mtu_stream(struct __test_metadata *_metadata,
+		       FIXTURE_DATA(devmem_rx) *self, bool ipv4, int mtu)
 {
 	struct client_opts o = { .bytes = 8 << 20, .chunk = 64 << 10,
-				 .ipv4 = true };
+				 .ipv4 = ipv4 };
 	struct rx_state st = { .binding_id = self->binding_id };
 
 	ASSERT_LE(0, start_flow(_metadata, self, &o));
 	ASSERT_EQ(0, devmem_recv_all(self->fd, self->map, &st, o.bytes, false));
 	EXPECT_EQ(o.bytes, st.pos);
 	EXPECT_EQ(0U, st.bad);
-	EXPECT_LT(o.bytes * 9 / 10, st.dmabuf_bytes);
+	EXPECT_EQ(o.bytes, st.dmabuf_bytes);
+	TH_LOG("MTU %d, IPv%c: %zu bytes, %zu in the dma-buf in %zu frags (%zu bytes each)",
+	       mtu, ipv4 ? '4' : '6', st.pos, st.dmabuf_bytes, st.frags,
+	       st.frags ? st.dmabuf_bytes / st.frags : 0);
 	EXPECT_EQ(0, finish_flow(self));
 	free(st.tokens);
+}
+
+TEST_F_TIMEOUT(devmem_rx, stream_lands_in_dmabuf_ipv4, FLOW_TIMEOUT)
+{
+	mtu_stream(_metadata, self, true, 1500);
 }
 
 /* Several flows at once on the bound queue(s), read round robin. */
@@ -555,17 +583,19 @@ TEST_F_TIMEOUT(devmem_rx, four_flows, FLOW_TIMEOUT)
 	for (i = 0; i < MAX_FLOWS; i++) {
 		EXPECT_EQ(o.bytes, st[i].pos);
 		EXPECT_EQ(0U, st[i].bad);
-		EXPECT_LT(o.bytes / 2, st[i].dmabuf_bytes);
+		EXPECT_EQ(o.bytes, st[i].dmabuf_bytes);
 		EXPECT_EQ(0, client_wait(pids[i]));
 		free(st[i].tokens);
 	}
 	free(buf);
 }
 
-/* Small writes with TCP_NODELAY: padded frames land whole in the header
- * buffer and come back as linear bytes, still in order.
+/* Small writes with TCP_NODELAY: with hds-thresh 0 even a one-byte
+ * segment is split at its payload, which lands in the dma-buf (as on
+ * mainline: its ncdevmem takes a byte in host memory for a steering
+ * error), in order.
  */
-TEST_F_TIMEOUT(devmem_rx, small_padded_frames, FLOW_TIMEOUT)
+TEST_F_TIMEOUT(devmem_rx, small_segments_in_dmabuf, FLOW_TIMEOUT)
 {
 	struct client_opts o = { .bytes = 200, .chunk = 1, .nodelay = true };
 	struct rx_state st = {};
@@ -574,7 +604,78 @@ TEST_F_TIMEOUT(devmem_rx, small_padded_frames, FLOW_TIMEOUT)
 	ASSERT_EQ(0, devmem_recv_all(self->fd, self->map, &st, o.bytes, false));
 	EXPECT_EQ(o.bytes, st.pos);
 	EXPECT_EQ(0U, st.bad);
-	EXPECT_EQ(o.bytes, st.linear_bytes + st.host_bytes);
+	EXPECT_EQ(o.bytes, st.dmabuf_bytes);
+	EXPECT_EQ(0U, st.linear_bytes + st.host_bytes);
+}
+
+/* A flow that starts on queue 0 (host memory) and moves onto the bound
+ * queue when the RSS table changes under it: a devmem reader gets the
+ * first bytes as plain data (no cmsg) and the rest as dma-buf fragments,
+ * never both from one call, all in order.
+ */
+TEST_F_TIMEOUT(devmem_rx, flow_moves_onto_bound_queue, FLOW_TIMEOUT)
+{
+	struct client_opts o = { .bytes = 24 << 20, .chunk = 64 << 10 };
+	struct rx_state st = { .binding_id = self->binding_id };
+
+	if (variant->both_queues)
+		SKIP(return, "queue 0 is bound too");
+	ASSERT_EQ(0, run("ethtool -X %s equal 1", self->ifname));
+	ASSERT_LE(0, start_flow(_metadata, self, &o));
+	ASSERT_EQ(0, devmem_recv_all(self->fd, self->map, &st, 1 << 20,
+				     false));
+	ASSERT_EQ(0, run("ethtool -X %s weight 0 1", self->ifname));
+	ASSERT_EQ(0, devmem_recv_all(self->fd, self->map, &st, o.bytes,
+				     false));
+	EXPECT_EQ(o.bytes, st.pos);
+	EXPECT_EQ(0U, st.bad);
+	EXPECT_LE((size_t)1 << 20, st.host_bytes);
+	EXPECT_LT(0U, st.dmabuf_bytes);
+	EXPECT_EQ(o.bytes, st.host_bytes + st.linear_bytes + st.dmabuf_bytes);
+	TH_LOG("%zu bytes: %zu in host memory, %zu in the dma-buf",
+	       st.pos, st.host_bytes + st.linear_bytes, st.dmabuf_bytes);
+	EXPECT_EQ(0, finish_flow(self));
+	free(st.tokens);
+}
+
+/* Jumbo frames, set while the queue is bound: a 4148-byte MTU carries
+ * 4096-byte payloads (one payload buffer each), 9000 spreads each frame
+ * over three descriptors. IPv6, then IPv4.
+ */
+TEST_F_TIMEOUT(devmem_rx, jumbo_mtu_4148, FLOW_TIMEOUT)
+{
+	ASSERT_EQ(0, set_mtus(self, 4148));
+	mtu_stream(_metadata, self, false, 4148);
+	mtu_stream(_metadata, self, true, 4148);
+}
+
+TEST_F_TIMEOUT(devmem_rx, jumbo_mtu_9000, FLOW_TIMEOUT)
+{
+	ASSERT_EQ(0, set_mtus(self, 9000));
+	mtu_stream(_metadata, self, false, 9000);
+	mtu_stream(_metadata, self, true, 9000);
+}
+
+/* The MTU goes from 1500 to 9000 on both sides while a stream runs into
+ * the bound queue: the link restarts, TCP retransmits, every byte still
+ * arrives intact in the dma-buf.
+ */
+TEST_F_TIMEOUT(devmem_rx, mtu_change_mid_stream, FLOW_TIMEOUT)
+{
+	struct client_opts o = { .bytes = 24 << 20, .chunk = 64 << 10 };
+	struct rx_state st = { .binding_id = self->binding_id };
+
+	ASSERT_LE(0, start_flow(_metadata, self, &o));
+	ASSERT_EQ(0, devmem_recv_all(self->fd, self->map, &st, 4 << 20,
+				     false));
+	ASSERT_EQ(0, set_mtus(self, 9000));
+	ASSERT_EQ(0, devmem_recv_all(self->fd, self->map, &st, o.bytes,
+				     false));
+	EXPECT_EQ(o.bytes, st.pos);
+	EXPECT_EQ(0U, st.bad);
+	EXPECT_EQ(o.bytes, st.dmabuf_bytes);
+	EXPECT_EQ(0, finish_flow(self));
+	free(st.tokens);
 }
 
 /* A socket that did not ask for device memory gets EFAULT, nothing lost. */

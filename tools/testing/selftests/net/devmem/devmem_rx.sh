@@ -8,5 +8,5 @@ source "$(dirname "$0")"/topology.sh
 
 trap topo_teardown EXIT
 topo_setup || exit 1
-export SRV_IF CLI_NS
+export SRV_IF CLI_NS CLI_IF
 ip netns exec "$SRV_NS" "$(dirname "$0")"/devmem_rx
