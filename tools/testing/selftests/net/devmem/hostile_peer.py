@@ -30,12 +30,15 @@
       receive (TLS 1.2, AES-GCM-128, a key of zeros) on a TCP socket, or
       on an MPTCP socket; prints the bytes read and the error that ended
       the stream.
-  hostile_peer.py stream-send ktls|mptcp DST PORT SIZE
+  hostile_peer.py stream-send ktls|mptcp DST PORT SIZE [GATE]
       ktls: over plain TCP, one TLS record header announcing SIZE bytes
-      and 40 of them, then, a moment later, the rest (small frames stay
-      in host memory on a header split queue, large ones do not); mptcp:
-      SIZE bytes of 0x5a over MPTCP, the first 100 of them alone (a DSS
-      mapping in host memory that validates, then the rest).
+      and 40 of them, then the rest; mptcp: SIZE bytes of 0x5a over
+      MPTCP, the first 100 of them alone, then the rest. Between the two
+      parts it prints "first part acked" once the receiver has acknowledged
+      the first part (SIOCOUTQ 0) and, with GATE, waits until the
+      file GATE exists (the caller moves the flow to another RX queue
+      meanwhile: the first part in host memory, the rest in device
+      memory), else a moment.
 
 Prints "key: value" lines; exits 1 when a reply or a datagram carried a
 byte the peer never sent. Every wait, SECONDS included, is multiplied by
@@ -43,6 +46,7 @@ DEVMEM_TIME_SCALE (an integer, default 1) for slow guests.
 """
 
 import errno
+import fcntl
 import os
 import random
 import select
@@ -63,6 +67,7 @@ IPPROTO_MPTCP = 262
 TCP_ULP = 31              # <linux/tcp.h>
 SOL_TLS = 282             # <linux/socket.h>
 TLS_RX = 2                # <linux/tls.h>
+SIOCOUTQ = 0x5411         # <asm-generic/ioctls.h> TIOCOUTQ
 TLS_1_2_VERSION = 0x0303
 TLS_CIPHER_AES_GCM_128 = 51
 
@@ -488,7 +493,23 @@ def stream_recv(mode, port, seconds):
     return 0
 
 
-def stream_send(mode, dst, port, size):
+def wait_for_file(path, seconds):
+    deadline = time.time() + seconds * SCALE
+    while not os.path.exists(path) and time.time() < deadline:
+        time.sleep(0.05)
+
+
+def wait_acked(sock, seconds):
+    """Waits until the peer has acknowledged all SOCK sent (SIOCOUTQ 0)."""
+    deadline = time.time() + seconds * SCALE
+    while time.time() < deadline:
+        if struct.unpack('i', fcntl.ioctl(sock, SIOCOUTQ, bytes(4)))[0] == 0:
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def stream_send(mode, dst, port, size, gate=None):
     sock = stream_socket(mode, family_of(dst))
     sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     sock.settimeout(10 * SCALE)
@@ -496,14 +517,19 @@ def stream_send(mode, dst, port, size):
     time.sleep(0.5)                       # the receiver arms kTLS first
     try:
         if mode == 'ktls':
-            record = struct.pack('!BHH', 23, TLS_1_2_VERSION, size)
-            sock.sendall(record + bytes([FILL]) * 40)
-            time.sleep(0.3)
-            sock.sendall(bytes([FILL]) * (size - 40))
+            first = 40
+            sock.sendall(struct.pack('!BHH', 23, TLS_1_2_VERSION, size) +
+                         bytes([FILL]) * first)
         else:
-            sock.sendall(bytes([FILL]) * 100)
+            first = 100
+            sock.sendall(bytes([FILL]) * first)
+        if wait_acked(sock, 10):
+            print('first part acked', flush=True)
+        if gate:
+            wait_for_file(gate, 30)
+        else:
             time.sleep(0.3)
-            sock.sendall(bytes([FILL]) * (size - 100))
+        sock.sendall(bytes([FILL]) * (size - first))
         time.sleep(1)
     except OSError as e:
         print(f'send: {errno.errorcode.get(e.errno, e.errno)}')
@@ -528,8 +554,9 @@ def main(argv):
         return hold(int(argv[2]), float(argv[3]))
     if len(argv) == 5 and argv[1] == 'stream-recv':
         return stream_recv(argv[2], int(argv[3]), float(argv[4]))
-    if len(argv) == 6 and argv[1] == 'stream-send':
-        return stream_send(argv[2], argv[3], int(argv[4]), int(argv[5]))
+    if len(argv) in (6, 7) and argv[1] == 'stream-send':
+        return stream_send(argv[2], argv[3], int(argv[4]), int(argv[5]),
+                           argv[6] if len(argv) == 7 else None)
     print(__doc__, file=sys.stderr)
     return 2
 
