@@ -81,6 +81,7 @@ srv_setup()
 	ip netns exec "$SRV_NS" ethtool -C "$SRV_IF" rx-usecs 0 || return 1
 	ip netns exec "$CLI_NS" ethtool -C "$CLI_IF" rx-usecs 0 || return 1
 	ip netns exec "$SRV_NS" "$dmctl" data-split "$SRV_IF" on || return 1
+	ip netns exec "$SRV_NS" "$dmctl" hds-thresh "$SRV_IF" 0 || return 1
 	topo_wait "ip -n $SRV_NS link show $SRV_IF | grep -q LOWER_UP" 200 ||
 		return 1
 	ip netns exec "$SRV_NS" ethtool -X "$SRV_IF" weight 0 1 || return 1
@@ -93,6 +94,7 @@ srv_restore()
 {
 	ip netns exec "$SRV_NS" ethtool -X "$SRV_IF" default
 	ip netns exec "$SRV_NS" "$dmctl" data-split "$SRV_IF" off
+	ip netns exec "$SRV_NS" "$dmctl" hds-thresh "$SRV_IF" 256
 }
 
 # Both NICs' ethtool -S counters, as "srv_NAME VALUE" / "cli_NAME VALUE".
