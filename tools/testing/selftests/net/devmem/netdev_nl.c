@@ -355,8 +355,10 @@ TEST_F(netdev_nl, tcp_data_split_set)
 	EXPECT_EQ(-EOPNOTSUPP, ethtool_set_tcp_data_split(1, true, NULL, 0));
 }
 
-/* RINGS_SET of a u32 attribute @type = @val, as a newer ethtool would. */
-static int rings_set_u32(int ifindex, __u16 type, __u32 val)
+/* RINGS_SET of attribute @type = @val, a u8 when @is_u8 else a u32, as
+ * a newer ethtool would send it.
+ */
+static int rings_set(int ifindex, __u16 type, __u32 val, bool is_u8)
 {
 	struct nl_msg *m = malloc(sizeof(*m));
 	struct nlattr *hdr;
@@ -372,7 +374,10 @@ static int rings_set_u32(int ifindex, __u16 type, __u32 val)
 	hdr = nl_nest_start(m, ETHTOOL_A_RINGS_HEADER);
 	nl_put_u32(m, ETHTOOL_A_HEADER_DEV_INDEX, ifindex);
 	nl_nest_end(m, hdr);
-	nl_put_u32(m, type, val);
+	if (is_u8)
+		nl_put_u8(m, type, val);
+	else
+		nl_put_u32(m, type, val);
 	err = nl_request(&nl, m, NULL, NULL, NULL, 0);
 	nl_close(&nl);
 out:
@@ -382,9 +387,9 @@ out:
 
 /* hds-thresh (mainline's ethtool attributes 17 and 18): igb takes 0
  * ("header split") and 256 ("header split always" with its 256-byte
- * header buffer), refuses other values with EINVAL and more than 256 with
- * ERANGE; the attributes mainline numbers in between are refused; lo has
- * no hds-thresh.
+ * header buffer) and refuses other values with EINVAL, more than 256 in
+ * the ethtool core (as mainline does); the attributes mainline numbers in
+ * between are refused; lo has no hds-thresh.
  */
 TEST_F(netdev_nl, hds_thresh_set)
 {
@@ -405,18 +410,18 @@ TEST_F(netdev_nl, hds_thresh_set)
 	ASSERT_EQ(0, ethtool_set_hds_thresh(self->ifindex, 256, NULL, 0));
 	ASSERT_EQ(0, ethtool_get_hds_thresh(self->ifindex, &thresh, NULL));
 	EXPECT_EQ(256U, thresh);
-	EXPECT_EQ(-ERANGE, ethtool_set_hds_thresh(self->ifindex, 257,
+	EXPECT_EQ(-EINVAL, ethtool_set_hds_thresh(self->ifindex, 257,
 						  self->extack, EXTACK_LEN));
 	EXPECT_STREQ("hds-thresh exceeds hds-thresh-max", self->extack);
-	EXPECT_EQ(-ERANGE, ethtool_set_hds_thresh(self->ifindex, ~0U, NULL, 0));
+	EXPECT_EQ(-EINVAL, ethtool_set_hds_thresh(self->ifindex, ~0U, NULL, 0));
 	ASSERT_EQ(0, ethtool_get_hds_thresh(self->ifindex, &thresh, NULL));
 	EXPECT_EQ(256U, thresh);
 
 	/* RX_PUSH, TX_PUSH_BUF_LEN(_MAX): reserved, not taken */
-	EXPECT_EQ(-EINVAL, rings_set_u32(self->ifindex,
-					 ETHTOOL_A_RINGS_TX_PUSH_BUF_LEN, 64));
-	EXPECT_EQ(-EINVAL, rings_set_u32(self->ifindex,
-					 ETHTOOL_A_RINGS_HDS_THRESH_MAX, 64));
+	EXPECT_EQ(-EINVAL, rings_set(self->ifindex,
+				     ETHTOOL_A_RINGS_TX_PUSH_BUF_LEN, 64, false));
+	EXPECT_EQ(-EINVAL, rings_set(self->ifindex,
+				     ETHTOOL_A_RINGS_HDS_THRESH_MAX, 64, false));
 
 	/* lo has no ring parameters at all */
 	EXPECT_EQ(-EOPNOTSUPP, ethtool_set_hds_thresh(1, 0, NULL, 0));
@@ -453,6 +458,10 @@ TEST_F(netdev_nl, bind_rx_needs_hds_thresh_0)
 						      EXTACK_LEN));
 	EXPECT_STREQ("tcp-data-split cannot be disabled while an RX queue has a memory provider",
 		     self->extack);
+	/* "unknown" (0) is not "enabled" either */
+	EXPECT_EQ(-EINVAL, rings_set(self->ifindex,
+				     ETHTOOL_A_RINGS_TCP_DATA_SPLIT,
+				     ETHTOOL_TCP_DATA_SPLIT_UNKNOWN, true));
 	ASSERT_EQ(0, ethtool_get_hds_thresh(self->ifindex, &thresh, NULL));
 	EXPECT_EQ(0U, thresh);
 
