@@ -296,23 +296,32 @@ TEST_F(bind_rx, owner_killed)
 	close(pipefd[1]);
 }
 
+/* A dma-buf of 4 MiB: the ring's pages and some spare, and each cycle
+ * maps, splits and frees 1024 pages instead of the fixture's 16384.
+ */
+#define CYCLES_DMABUF_SIZE	(4UL << 20)
+
 TEST_F_TIMEOUT(bind_rx, bind_unbind_1000_cycles, 1800)
 {
 	long before, after;
 	unsigned int q = 0;
 	struct nl_ctx nl;
-	double start;
 	int i, err = 0;
+	double start;
+	int dmabuf;
 
+	dmabuf = udmabuf_create(CYCLES_DMABUF_SIZE, NULL);
+	ASSERT_LE(0, dmabuf) TH_LOG("udmabuf: %s", strerror(-dmabuf));
 	before = mem_available_kb();
 	start = now_ms();
 	for (i = 0; i < 1000 && !err; i++) {
 		err = devmem_nl_open(&nl);
 		if (!err)
-			err = devmem_bind_rx(&nl, self->ifindex, self->dmabuf,
+			err = devmem_bind_rx(&nl, self->ifindex, dmabuf,
 					     &q, 1, NULL, NULL, 0);
 		nl_close(&nl);
 	}
+	close(dmabuf);
 	ASSERT_EQ(0, err) TH_LOG("cycle %d", i);
 	after = mem_available_kb();
 	TH_LOG("1000 bind/unbind cycles in %.0f ms, MemAvailable %ld -> %ld kB",
@@ -400,7 +409,12 @@ static void bind_tx_until_enomem(int ifindex, int dmabuf)
  * dma-buf's own pages are charged to the parent), ends in ENOMEM, and
  * the bindings go away with the socket.
  */
-TEST_F(bind_rx, bind_tx_charged_to_memcg)
+/* Sixteen or so 1 GiB bindings are made and freed: minutes on a debug
+ * kernel under TCG.
+ */
+#define MEMCG_TIMEOUT	600
+
+TEST_F_TIMEOUT(bind_rx, bind_tx_charged_to_memcg, MEMCG_TIMEOUT)
 {
 	int big, memfd, status, err;
 	long before;

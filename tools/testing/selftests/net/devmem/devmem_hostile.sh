@@ -406,9 +406,11 @@ crafted_frames()
 	srv_mac=$(ip netns exec "$SRV_NS" cat /sys/class/net/"$SRV_IF"/address)
 	ip netns exec "$SRV_NS" $PEER recv "$FRAG_PORT" 10 > "$tmp/frag.out" &
 	frag_pid=$!
-	ip netns exec "$SRV_NS" $PEER hold "$HOLD_PORT" 10 > "$tmp/hold.out" &
+	# the holder keeps its connections until the peer is done (SIGTERM)
+	ip netns exec "$SRV_NS" $PEER hold "$HOLD_PORT" 300 > "$tmp/hold.out" &
 	hold_pid=$!
-	topo_wait "grep -q listening $tmp/frag.out && grep -q listening $tmp/hold.out" 100
+	topo_wait "grep -q listening $tmp/frag.out && grep -q listening $tmp/hold.out" 300 ||
+		fail "crafted frames: the receivers did not start listening in 30 s"
 	csum=$(tcp_snmp "$SRV_NS" InCsumErrors)
 	r4=$(snmp4 "$SRV_NS" ReasmFails)
 	r6=$(snmp6 "$SRV_NS" Ip6ReasmFails)
@@ -420,6 +422,7 @@ crafted_frames()
 		{ cat "$tmp/frames.out"
 		  fail "crafted frames: the peer failed, or an ICMP error quoted bytes it never sent"; }
 	wait "$frag_pid" || fail "crafted frames: a datagram carried bytes the peer never sent"
+	kill "$hold_pid" 2>/dev/null
 	wait "$hold_pid"
 	csum=$(($(tcp_snmp "$SRV_NS" InCsumErrors) - csum))
 	r4=$(($(snmp4 "$SRV_NS" ReasmFails) - r4))

@@ -50,6 +50,7 @@ import fcntl
 import os
 import random
 import select
+import signal
 import socket
 import struct
 import sys
@@ -432,7 +433,10 @@ def frames(iface, dstmac, src4, dst4, src6, dst6, port, tcpport, holdport,
 
 
 def hold(port, seconds):
-    """Accept connections and keep them, unread, for SECONDS."""
+    """Accept connections and keep them, unread, for SECONDS or until
+    SIGTERM, then print how many there were."""
+    stop = []
+    signal.signal(signal.SIGTERM, lambda signum, frame: stop.append(signum))
     lsock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     lsock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     lsock.bind(('0.0.0.0', port))
@@ -440,7 +444,7 @@ def hold(port, seconds):
     print('listening', flush=True)
     conns = []
     deadline = time.time() + seconds * SCALE
-    while time.time() < deadline:
+    while not stop and time.time() < deadline:
         ready, _, _ = select.select([lsock], [], [], 0.2)
         if ready:
             conns.append(lsock.accept()[0])
