@@ -13,7 +13,9 @@
 #    host's load. Every section: RX and TX modes, token return, flows, bind.
 # 2. "insn": multi-threaded TCG with the QEMU plugin vm/insn-count.c, which
 #    counts the instructions each vCPU executes (receiver and sender apart).
-#    RX and TX modes and flows only. It cannot share the first boot: with
+#    RX and TX modes and flows only; with BENCH_MEM=1 (the default) it
+#    also counts the bytes each vCPU loads and stores (memory traffic per
+#    payload byte). It cannot share the first boot: with
 #    -icount's single TCG thread, QEMU 10.0 counts a block's instructions for
 #    the vCPU that translated it, whichever vCPU runs it. BENCH_INSN=0
 #    leaves this boot out.
@@ -23,8 +25,14 @@
 # instruction (1 ns) per byte and the plugin one per instruction, whatever
 # its length; without them copies are loops of moves, counted alike.
 #
+# 3. "profile": multi-threaded TCG, the plugin's per-block profile of the
+#    receiver's vCPU during one RX devmem run at MTU 1500, turned into the
+#    top 15 kernel functions (mk/bench-profile.py, build/bench/profile.txt).
+#    BENCH_PROFILE=0 leaves it out.
+#
 # Knobs: BENCH_REPS (5), BENCH_MIB (256), BENCH_FLOW_REPS (3),
-# BENCH_BIND_SIZES ("16M 64M 256M 1G"), BENCH_INSN (1), VM_ICOUNT, VM_CPU,
+# BENCH_BIND_SIZES ("16M 64M 256M 1G"), BENCH_MTUS ("1500 4148 9000": the
+# RX modes at each), BENCH_INSN (1), BENCH_MEM (1), VM_ICOUNT, VM_CPU,
 # VM_MEM (6G), VM_TIMEOUT (3000 per boot).
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -38,11 +46,13 @@ reps=${BENCH_REPS:-5}
 mib=${BENCH_MIB:-256}
 flow_reps=${BENCH_FLOW_REPS:-3}
 bind_sizes=${BENCH_BIND_SIZES:-16M 64M 256M 1G}
+mtus=${BENCH_MTUS:-1500 4148 9000}
+mem=${BENCH_MEM:-1}
 tests=$build/selftests/net/devmem
 
 rm -rf "$raw"
 mkdir -p "$raw"/icount "$raw"/insn
-rm -f "$out"/insn.log "$out"/results.md "$out"/rx.png "$out"/rx.dat "$out"/rx.gp
+rm -f "$out"/insn.log "$out"/profile.* "$out"/results.md "$out"/rx.png "$out"/rx.dat "$out"/rx.gp
 
 # boot NAME SECTIONS [VAR=VALUE...]: one guest run of vm/bench-guest.sh
 boot()
@@ -56,7 +66,7 @@ boot()
 		VM_KMEMLEAK=0 VM_TIMEOUT="${VM_TIMEOUT:-3000}" \
 		"$top"/vm/run -l "$build"/vm/bench-"$name" -- \
 		"$top"/vm/bench-guest.sh "$tests" "$raw/$name" "$reps" "$mib" \
-		"$flow_reps" "$bind_sizes" "$sections"
+		"$flow_reps" "$bind_sizes" "$sections" "$mtus"
 	rc=$?
 	{
 		echo "guest_run_host_seconds: $(( $(date +%s) - start ))"
@@ -68,18 +78,27 @@ boot()
 }
 
 start=$(date +%s)
-echo "bench: boot 1 of 2: the $flavor kernel under TCG with -icount $icount"
+echo "bench: boot 1 of 3: the $flavor kernel under TCG with -icount $icount"
 boot icount "modes tokens flows bind" VM_ICOUNT="$icount" VM_PLUGIN= || exit 1
 echo "icount: $icount" >> "$raw"/icount/env
 
+gcc -O2 -Wall -shared -fPIC -fvisibility=hidden \
+	-o "$out"/insn-count.so "$top"/vm/insn-count.c || exit 1
 if [ "${BENCH_INSN:-1}" != 0 ]; then
-	gcc -O2 -Wall -shared -fPIC -fvisibility=hidden \
-		-o "$out"/insn-count.so "$top"/vm/insn-count.c || exit 1
-	echo "bench: boot 2 of 2: multi-threaded TCG, counting instructions per vCPU"
+	echo "bench: boot 2 of 3: multi-threaded TCG, counting instructions per vCPU"
 	boot insn "modes flows" VM_ICOUNT= \
-		VM_PLUGIN="file=$out/insn-count.so,out=$out/insn.log" || exit 1
+		VM_PLUGIN="file=$out/insn-count.so,out=$out/insn.log,mem=$mem" || exit 1
 fi
-echo "bench: both boots took $(( $(date +%s) - start )) s" |
+if [ "${BENCH_PROFILE:-1}" != 0 ]; then
+	echo "bench: boot 3 of 3: multi-threaded TCG, profiling RX devmem's receiver"
+	mkdir -p "$raw"/profile
+	boot profile "profile" VM_ICOUNT= \
+		VM_PLUGIN="file=$out/insn-count.so,out=$out/profile.log,profile=$out/profile.raw,pvcpu=1" || exit 1
+	frags=$(sed -n 's/^frags: //p' "$raw"/profile/profile-devmem-1.rx)
+	python3 "$top"/mk/bench-profile.py "$out"/profile.raw \
+		"$build"/obj-"$flavor"/vmlinux 15 "${frags:-0}" > "$out"/profile.txt || exit 1
+fi
+echo "bench: the boots took $(( $(date +%s) - start )) s" |
 	tee "$raw"/total_time
 
 python3 "$top"/mk/bench-report.py "$raw" "$out" || exit 1

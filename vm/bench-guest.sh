@@ -2,7 +2,7 @@
 # make bench, inside the guest: devmem_bench runs over the emulated wire.
 #
 # Usage: bench-guest.sh TESTS_DIR OUT_DIR [REPS [MIB [FLOW_REPS [BIND_SIZES
-#                       [SECTIONS]]]]]
+#                       [SECTIONS [MTUS]]]]]]
 #
 # The server NIC gets header split on and its whole RSS table pointed at RX
 # queue 1 (queue 0 gets nothing), its interrupts on CPU 1; the client NIC's
@@ -25,9 +25,11 @@
 # rather than the work done.
 #
 # 1. REPS rounds (default 5), each running once, in this order, MIB MiB
-#    (default 64; make bench passes 256) over one connection: RX bounce,
-#    RX plain, RX devmem (a plain sender), then TX copy, TX zerocopy, TX
-#    devmem (a plain receiver).
+#    (default 64; make bench passes 256) over one connection: at each MTU
+#    of MTUS (default "1500 4148 9000", both NICs), RX bounce, RX plain, RX
+#    devmem (a plain sender); then at MTU 1500 TX copy, TX zerocopy, TX
+#    devmem (a plain receiver). RX runs at MTU 1500 are named rx-MODE-R,
+#    the others rxmtuMTU-MODE-R.
 # 2. FLOW_REPS rounds (default 3) of RX devmem holding all tokens of a
 #    16 MiB stream and giving them back at the end, in calls of 1, 16, 128
 #    and 1024 tokens.
@@ -36,7 +38,10 @@
 # 4. bind-rx of a udmabuf of each of BIND_SIZES (default "16M 64M 256M 1G")
 #    on queue 1, three times each.
 #
-# SECTIONS (default "modes tokens flows bind") picks which of the four run.
+# 5. "profile" (only when SECTIONS names it): one RX devmem run of MIB MiB
+#    at MTU 1500, for the plugin's per-block profile of the receiver.
+#
+# SECTIONS (default "modes tokens flows bind") picks which of them run.
 #
 # Every run leaves OUT_DIR/NAME.rx and NAME.tx (or NAME.bind): the "key:
 # value" output of devmem_bench. The receiver of run number K marks its
@@ -50,6 +55,7 @@ mib=${4:-64}
 flow_reps=${5:-3}
 bind_sizes=${6:-16M 64M 256M 1G}
 sections=" ${7:-modes tokens flows bind} "
+mtus=${8:-1500 4148 9000}
 bench=$tests/devmem_bench
 dmctl=$tests/dmctl
 port=5601
@@ -88,6 +94,18 @@ srv_setup()
 	irq_pin "$SRV_NS" "$SRV_IF" 1
 	irq_pin "$CLI_NS" "$CLI_IF" 0
 	topo_wait "ip netns exec $CLI_NS ping -c1 -W1 $SRV_ADDR6" 100
+}
+
+# Both NICs to MTU $1, and wait until the link is back.
+set_mtu()
+{
+	[ "$(ip netns exec "$SRV_NS" cat /sys/class/net/"$SRV_IF"/mtu)" = "$1" ] &&
+		return 0
+	ip -n "$SRV_NS" link set "$SRV_IF" mtu "$1" || return 1
+	ip -n "$CLI_NS" link set "$CLI_IF" mtu "$1" || return 1
+	topo_wait "ip -n $SRV_NS link show $SRV_IF | grep -q LOWER_UP" 200 &&
+		topo_wait "ip -n $CLI_NS link show $CLI_IF | grep -q LOWER_UP" 200 &&
+		topo_wait "ip netns exec $CLI_NS ping -c1 -W1 $SRV_ADDR6" 100
 }
 
 srv_restore()
@@ -176,6 +194,7 @@ srv_setup || { log "server NIC setup failed"; exit 1; }
 	echo "mib: $mib"
 	echo "flow_reps: $flow_reps"
 	echo "sections:$sections"
+	echo "mtus: $mtus"
 } > "$out/env"
 log "kernel $(uname -r), $(nproc) CPUs, server $SRV_IF, client $CLI_IF"
 ip netns exec "$SRV_NS" ethtool -x "$SRV_IF" | sed -n '1,4p'
@@ -187,9 +206,15 @@ want() { [[ $sections == *" $1 "* ]]; }
 # 1. RX and TX modes, interleaved
 want modes &&
 for r in $(seq 1 "$reps"); do
-	for m in bounce plain devmem; do
-		pair "rx-$m-$r" "$m" plain 1 "$mib"
+	for mtu in $mtus; do
+		set_mtu "$mtu" || { log "MTU $mtu: link did not come back"; fails=$((fails + 1)); continue; }
+		prefix=rx
+		[ "$mtu" = 1500 ] || prefix=rxmtu$mtu
+		for m in bounce plain devmem; do
+			pair "$prefix-$m-$r" "$m" plain 1 "$mib"
+		done
 	done
+	set_mtu 1500 || { log "MTU 1500: link did not come back"; exit 1; }
 	for m in copy zerocopy devmem; do
 		pair "tx-$m-$r" plain "$m" 1 "$mib"
 	done
@@ -224,6 +249,9 @@ for r in $(seq 1 "$flow_reps"); do
 done
 ip netns exec "$SRV_NS" sysctl -qw net.ipv4.tcp_rmem="$rmem_default"
 log "flows done after $(( $(date +%s) - start )) s (guest clock)"
+
+# 5. the profiled run
+want profile && { set_mtu 1500 && pair "profile-devmem-1" devmem plain 1 "$mib"; }
 
 # 4. bind sizes
 want bind || bind_sizes=

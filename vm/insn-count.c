@@ -38,6 +38,17 @@
  *                a profile by symbol (mk/bench-profile.py). The counting
  *                then goes through a call per block (slower).
  *   pvcpu=N      the vCPU profiled
+ *   mem=1        also count the bytes every vCPU loads and stores, user
+ *                and kernel apart (by the address of the instruction),
+ *                through a callback per memory access (slower); each
+ *                "mark" line is then followed by
+ *
+ *                  mem K vcpu V bytes UL0 US0 KL0 KS0 UL1 US1 ...
+ *
+ *                (user loads, user stores, kernel loads, kernel stores)
+ *                and the "total" line by "memtotal UL0 US0 ...". A REP
+ *                string instruction is one access per iteration under TCG,
+ *                so a copy counts its bytes twice: loaded and stored.
  *
  * The plugin API is declared here, not taken from QEMU's qemu-plugin.h
  * (not packaged by Debian): only calls that exist unchanged since API
@@ -56,7 +67,9 @@
 /* ---- the parts of the QEMU plugin API this plugin uses ----------------- */
 
 typedef uint64_t qemu_plugin_id_t;
+typedef uint32_t qemu_plugin_meminfo_t;
 struct qemu_plugin_tb;
+struct qemu_plugin_insn;
 struct qemu_plugin_scoreboard;
 struct qemu_info_t;
 
@@ -67,10 +80,18 @@ typedef struct {
 
 enum qemu_plugin_cb_flags { QEMU_PLUGIN_CB_NO_REGS };
 enum qemu_plugin_op { QEMU_PLUGIN_INLINE_ADD_U64 };
+enum qemu_plugin_mem_rw {
+	QEMU_PLUGIN_MEM_R = 1,
+	QEMU_PLUGIN_MEM_W,
+	QEMU_PLUGIN_MEM_RW,
+};
 
 typedef void (*tb_trans_cb)(qemu_plugin_id_t id, struct qemu_plugin_tb *tb);
 typedef void (*vcpu_udata_cb)(unsigned int vcpu_index, void *udata);
 typedef void (*udata_cb)(qemu_plugin_id_t id, void *udata);
+typedef void (*vcpu_mem_cb)(unsigned int vcpu_index,
+			    qemu_plugin_meminfo_t info, uint64_t vaddr,
+			    void *udata);
 
 void qemu_plugin_register_vcpu_tb_trans_cb(qemu_plugin_id_t id,
 					   tb_trans_cb cb);
@@ -83,6 +104,16 @@ void qemu_plugin_register_vcpu_tb_exec_inline_per_vcpu(struct qemu_plugin_tb *tb
 						       qemu_plugin_u64 entry,
 						       uint64_t imm);
 size_t qemu_plugin_tb_n_insns(const struct qemu_plugin_tb *tb);
+struct qemu_plugin_insn *qemu_plugin_tb_get_insn(const struct qemu_plugin_tb *tb,
+						 size_t idx);
+uint64_t qemu_plugin_insn_vaddr(const struct qemu_plugin_insn *insn);
+void qemu_plugin_register_vcpu_mem_cb(struct qemu_plugin_insn *insn,
+				      vcpu_mem_cb cb,
+				      enum qemu_plugin_cb_flags flags,
+				      enum qemu_plugin_mem_rw rw,
+				      void *udata);
+unsigned int qemu_plugin_mem_size_shift(qemu_plugin_meminfo_t info);
+bool qemu_plugin_mem_is_store(qemu_plugin_meminfo_t info);
 uint64_t qemu_plugin_tb_vaddr(const struct qemu_plugin_tb *tb);
 struct qemu_plugin_scoreboard *qemu_plugin_scoreboard_new(size_t size);
 uint64_t qemu_plugin_u64_get(qemu_plugin_u64 entry, unsigned int vcpu_index);
@@ -106,6 +137,9 @@ static qemu_plugin_u64 user_insns;
 static qemu_plugin_u64 kernel_insns;
 /* profile=: [vcpu][0] user, [vcpu][1] kernel, each written by its vCPU */
 static uint64_t cb_counts[MAX_VCPUS][2];
+/* mem=1: [vcpu][kernel * 2 + store] bytes, each written by its vCPU */
+static uint64_t mem_bytes[MAX_VCPUS][4];
+static bool count_mem;
 static uint64_t marker_base = 0x7e5700000000ULL;
 static uint64_t marker_size = 65536;
 static FILE *out;
@@ -140,11 +174,28 @@ static void print_counts(void)
 	fflush(out);
 }
 
+/* mem=1: the bytes of every vCPU, after a "mem ..." or "memtotal" head */
+static void print_mem(void)
+{
+	int i, j, n = qemu_plugin_num_vcpus();
+
+	for (i = 0; i < n && i < MAX_VCPUS; i++)
+		for (j = 0; j < 4; j++)
+			fprintf(out, " %" PRIu64, mem_bytes[i][j]);
+	fputc('\n', out);
+	fflush(out);
+}
+
 static void on_marker(unsigned int vcpu_index, void *udata)
 {
 	fprintf(out, "mark %" PRIuPTR " vcpu %u insn", (uintptr_t)udata,
 		vcpu_index);
 	print_counts();
+	if (count_mem) {
+		fprintf(out, "mem %" PRIuPTR " vcpu %u bytes",
+			(uintptr_t)udata, vcpu_index);
+		print_mem();
+	}
 	if (vcpu_index == prof_vcpu)
 		prof_armed = !((uintptr_t)udata & 1);
 }
@@ -157,6 +208,31 @@ static void on_tb_exec_prof(unsigned int vcpu_index, void *udata)
 		cb_counts[vcpu_index][p->pc >> 63] += p->n;
 	if (prof_armed && vcpu_index == prof_vcpu)
 		p->insns += p->n;
+}
+
+/* udata: 1 for an instruction in the kernel half, else 0 */
+static void on_mem(unsigned int vcpu_index, qemu_plugin_meminfo_t info,
+		   uint64_t vaddr, void *udata)
+{
+	unsigned int slot = (uintptr_t)udata * 2 + qemu_plugin_mem_is_store(info);
+
+	(void)vaddr;
+	if (vcpu_index < MAX_VCPUS)
+		mem_bytes[vcpu_index][slot] += 1ULL << qemu_plugin_mem_size_shift(info);
+}
+
+static void register_mem(struct qemu_plugin_tb *tb, size_t n)
+{
+	struct qemu_plugin_insn *insn;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		insn = qemu_plugin_tb_get_insn(tb, i);
+		qemu_plugin_register_vcpu_mem_cb(insn, on_mem,
+						 QEMU_PLUGIN_CB_NO_REGS,
+						 QEMU_PLUGIN_MEM_RW,
+						 (void *)(uintptr_t)(qemu_plugin_insn_vaddr(insn) >> 63));
+	}
 }
 
 static int cmp_prof(const void *a, const void *b)
@@ -224,6 +300,8 @@ static void on_tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 		qemu_plugin_register_vcpu_tb_exec_inline_per_vcpu(tb, QEMU_PLUGIN_INLINE_ADD_U64,
 								  entry, n);
 	}
+	if (count_mem)
+		register_mem(tb, n);
 	if (pc >= marker_base && pc - marker_base < marker_size)
 		qemu_plugin_register_vcpu_tb_exec_cb(tb, on_marker,
 						     QEMU_PLUGIN_CB_NO_REGS, mark);
@@ -235,6 +313,10 @@ static void on_plugin_exit(qemu_plugin_id_t id, void *udata)
 	(void)udata;
 	fprintf(out, "total");
 	print_counts();
+	if (count_mem) {
+		fprintf(out, "memtotal");
+		print_mem();
+	}
 	fclose(out);
 	if (prof_path)
 		write_profile();
@@ -260,6 +342,8 @@ EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
 			prof_path = argv[i] + 8;
 		else if (!strncmp(argv[i], "pvcpu=", 6))
 			prof_vcpu = strtoul(argv[i] + 6, NULL, 0);
+		else if (!strncmp(argv[i], "mem=", 4))
+			count_mem = strtoul(argv[i] + 4, NULL, 0) != 0;
 		else
 			goto usage;
 	}
@@ -281,6 +365,6 @@ EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
 
 usage:
 	qemu_plugin_outs("insn-count: arguments out=PATH [base=ADDR] [size=BYTES]"
-			 " [profile=PATH] [pvcpu=N]\n");
+			 " [profile=PATH] [pvcpu=N] [mem=0|1]\n");
 	return -1;
 }
