@@ -1086,12 +1086,14 @@ static void ethtool_rings_msg(struct nl_msg *m, const struct nl_ctx *nl,
 	nl_nest_end(m, hdr);
 }
 
-/* ethtool_rings_set - one ETHTOOL_MSG_RINGS_SET through an ethtool socket
- * of its own, with TCP_DATA_SPLIT @tds unless it is negative and
- * HDS_THRESH @thresh unless it is negative. Return: 0 or a negative errno.
+/* ethtool_rings_request - one ETHTOOL_MSG_RINGS_@cmd through an ethtool
+ * socket of its own: with TCP_DATA_SPLIT @tds and HDS_THRESH @thresh
+ * unless they are negative, its reply to @cb with @arg.
+ * Return: 0 or a negative errno, with extack.
  */
-static int ethtool_rings_set(int ifindex, int tds, long long thresh,
-			     char *extack, size_t extack_len)
+static int ethtool_rings_request(int ifindex, __u8 cmd, int tds,
+				 long long thresh, nl_reply_cb cb, void *arg,
+				 char *extack, size_t extack_len)
 {
 	struct nl_ctx nl;
 	struct nl_msg *m;
@@ -1105,39 +1107,29 @@ static int ethtool_rings_set(int ifindex, int tds, long long thresh,
 	err = nl_open(&nl, ETHTOOL_GENL_NAME);
 	if (err)
 		goto out_free;
-	ethtool_rings_msg(m, &nl, ETHTOOL_MSG_RINGS_SET, ifindex);
+	ethtool_rings_msg(m, &nl, cmd, ifindex);
 	if (tds >= 0)
 		nl_put_u8(m, ETHTOOL_A_RINGS_TCP_DATA_SPLIT, tds);
 	if (thresh >= 0)
 		nl_put_u32(m, ETHTOOL_A_RINGS_HDS_THRESH, thresh);
-	err = nl_request(&nl, m, NULL, NULL, extack, extack_len);
+	err = nl_request(&nl, m, cb, arg, extack, extack_len);
 	nl_close(&nl);
 out_free:
 	free(m);
 	return err;
 }
 
-/* ethtool_rings_get - one ETHTOOL_MSG_RINGS_GET through an ethtool socket
- * of its own, its reply to @cb with @arg. Return: 0 or a negative errno.
- */
+static int ethtool_rings_set(int ifindex, int tds, long long thresh,
+			     char *extack, size_t extack_len)
+{
+	return ethtool_rings_request(ifindex, ETHTOOL_MSG_RINGS_SET, tds, thresh,
+				     NULL, NULL, extack, extack_len);
+}
+
 static int ethtool_rings_get(int ifindex, nl_reply_cb cb, void *arg)
 {
-	struct nl_ctx nl;
-	struct nl_msg *m;
-	int err;
-
-	m = malloc(sizeof(*m));
-	if (!m)
-		return -ENOMEM;
-	err = nl_open(&nl, ETHTOOL_GENL_NAME);
-	if (err)
-		goto out_free;
-	ethtool_rings_msg(m, &nl, ETHTOOL_MSG_RINGS_GET, ifindex);
-	err = nl_request(&nl, m, cb, arg, NULL, 0);
-	nl_close(&nl);
-out_free:
-	free(m);
-	return err;
+	return ethtool_rings_request(ifindex, ETHTOOL_MSG_RINGS_GET, -1, -1,
+				     cb, arg, NULL, 0);
 }
 
 /**
