@@ -215,8 +215,14 @@ static inline void net_iov_get(struct net_iov *niov)
 
 #ifdef CONFIG_PAGE_POOL
 void net_iov_put(struct net_iov *niov);
+void net_iov_put_bulk(struct net_iov **niovs, unsigned int count);
 #else
 static inline void net_iov_put(struct net_iov *niov)
+{
+}
+
+static inline void net_iov_put_bulk(struct net_iov **niovs,
+				    unsigned int count)
 {
 }
 #endif

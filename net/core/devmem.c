@@ -4,13 +4,12 @@
  *
  * A binding attaches a dma-buf to a network device's DMA device, maps it,
  * and splits every scatter entry of the mapping into page-sized struct
- * net_iov kept in a gen_pool. Bound RX queues get a page pool whose
- * buffers come from that gen_pool, so the NIC writes payload straight
- * into the dma-buf.
+ * net_iov kept on a free stack. Bound RX queues get a page pool whose
+ * buffers come from that stack, so the NIC writes payload straight into
+ * the dma-buf.
  */
 
 #include <linux/dma-buf.h>
-#include <linux/genalloc.h>
 #include <linux/mm.h>
 #include <linux/netdevice.h>
 #include <linux/rtnetlink.h>
@@ -24,11 +23,6 @@
 #include <net/sock.h>
 
 #include "devmem.h"
-
-/* gen_pool returns 0 for "nothing left", so chunks are added at their
- * dma-buf offset plus this bias: offset 0 must be a valid address.
- */
-#define NET_DEVMEM_GENPOOL_BIAS		PAGE_SIZE
 
 /* Bindings by id. The xarray's lock protects the map; see the lock rules
  * at struct net_devmem_dmabuf_binding.
@@ -49,15 +43,14 @@ static void net_devmem_release_dev(struct net_devmem_dmabuf_binding *binding);
 
 static void net_devmem_dmabuf_binding_free(struct net_devmem_dmabuf_binding *binding)
 {
-	struct dmabuf_genpool_chunk_owner *owner, *tmp;
+	struct net_devmem_chunk_owner *owner, *tmp;
 
-	if (binding->chunk_pool)
-		gen_pool_destroy(binding->chunk_pool);
 	list_for_each_entry_safe(owner, tmp, &binding->chunk_owners, node) {
 		kvfree(owner->area.niovs);
 		kfree(owner);
 	}
 	kvfree(binding->tx_vec);
+	kvfree(binding->free_niovs);
 	xa_destroy(&binding->bound_rxqs);
 	dma_buf_put(binding->dmabuf);
 	kfree_rcu(binding, rcu);
@@ -85,7 +78,7 @@ static void net_devmem_dmabuf_binding_free_work(struct work_struct *work)
  * With the last reference the binding is unmapped (if the device still
  * has it mapped: TX bindings stay mapped until their last skb is freed)
  * and freed, from a work item. By then every net_iov is back in its
- * gen_pool or, for TX, referenced by no skb.
+ * free stack or, for TX, referenced by no skb.
  */
 void net_devmem_dmabuf_binding_put(struct net_devmem_dmabuf_binding *binding)
 {
@@ -186,15 +179,34 @@ static int net_devmem_tx_vec_add(struct net_devmem_dmabuf_binding *binding,
 	return 0;
 }
 
-/* Splits one mapped scatter entry into net_iovs and adds it to the pool
- * (RX) or to the page-indexed vector (TX).
+/* Puts the net_iovs of one scatter entry of an RX binding on its free
+ * stack.
+ */
+static int net_devmem_rx_free_add(struct net_devmem_dmabuf_binding *binding,
+				  struct net_iov_area *area,
+				  struct netlink_ext_ack *extack)
+{
+	size_t i;
+
+	if (binding->num_free + area->num_niovs > binding->num_pages) {
+		NL_SET_ERR_MSG(extack,
+			       "The dma-buf mapping is larger than the dma-buf");
+		return -EINVAL;
+	}
+	for (i = 0; i < area->num_niovs; i++)
+		binding->free_niovs[binding->num_free++] = &area->niovs[i];
+	return 0;
+}
+
+/* Splits one mapped scatter entry into net_iovs and adds them to the free
+ * stack (RX) or to the page-indexed vector (TX).
  */
 static int net_devmem_add_chunk(struct net_devmem_dmabuf_binding *binding,
 				dma_addr_t dma_addr, size_t len,
 				unsigned long offset, int nid,
 				struct netlink_ext_ack *extack)
 {
-	struct dmabuf_genpool_chunk_owner *owner;
+	struct net_devmem_chunk_owner *owner;
 	size_t i;
 
 	/* The exporter's geometry is not trusted: a net_iov is one page. */
@@ -226,9 +238,15 @@ static int net_devmem_add_chunk(struct net_devmem_dmabuf_binding *binding,
 
 	if (binding->direction == DMA_TO_DEVICE)
 		return net_devmem_tx_vec_add(binding, &owner->area, extack);
-	return gen_pool_add_owner(binding->chunk_pool,
-				  offset + NET_DEVMEM_GENPOOL_BIAS, dma_addr,
-				  len, nid, owner);
+	return net_devmem_rx_free_add(binding, &owner->area, extack);
+}
+
+static void net_devmem_reverse(struct net_iov **niovs, unsigned long n)
+{
+	unsigned long i;
+
+	for (i = 0; i < n / 2; i++)
+		swap(niovs[i], niovs[n - 1 - i]);
 }
 
 static int net_devmem_map_dmabuf(struct net_devmem_dmabuf_binding *binding,
@@ -237,6 +255,7 @@ static int net_devmem_map_dmabuf(struct net_devmem_dmabuf_binding *binding,
 	int nid = dev_to_node(&binding->dev->dev);
 	unsigned long offset = 0;
 	struct scatterlist *sg;
+	struct net_iov **vec;
 	unsigned int i;
 	int err;
 
@@ -258,20 +277,16 @@ static int net_devmem_map_dmabuf(struct net_devmem_dmabuf_binding *binding,
 		return err;
 	}
 
-	if (binding->direction == DMA_TO_DEVICE) {
-		/* the vector covers the dma-buf; the mapping must fit in it */
-		binding->num_pages = binding->dmabuf->size >> PAGE_SHIFT;
-		binding->tx_vec = kvcalloc(binding->num_pages,
-					   sizeof(*binding->tx_vec),
-					   GFP_KERNEL_ACCOUNT |
-					   __GFP_RETRY_MAYFAIL);
-		if (!binding->tx_vec)
-			return -ENOMEM;
-	} else {
-		binding->chunk_pool = gen_pool_create(PAGE_SHIFT, nid);
-		if (!binding->chunk_pool)
-			return -ENOMEM;
-	}
+	/* either vector covers the dma-buf; the mapping must fit in it */
+	binding->num_pages = binding->dmabuf->size >> PAGE_SHIFT;
+	vec = kvcalloc(binding->num_pages, sizeof(*vec),
+		       GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL);
+	if (!vec)
+		return -ENOMEM;
+	if (binding->direction == DMA_TO_DEVICE)
+		binding->tx_vec = vec;
+	else
+		binding->free_niovs = vec;
 
 	for_each_sgtable_dma_sg(binding->sgt, sg, i) {
 		err = net_devmem_add_chunk(binding, sg_dma_address(sg),
@@ -286,6 +301,9 @@ static int net_devmem_map_dmabuf(struct net_devmem_dmabuf_binding *binding,
 	}
 	binding->size = offset;
 	binding->num_pages = offset >> PAGE_SHIFT;
+	/* the page pool takes the lowest offsets first */
+	if (binding->free_niovs)
+		net_devmem_reverse(binding->free_niovs, binding->num_free);
 	return 0;
 }
 
@@ -332,6 +350,7 @@ net_devmem_bind_dmabuf(struct net_device *dev,
 	netdev_hold(dev, &binding->dev_tracker, GFP_KERNEL);
 	refcount_set(&binding->ref, 1);
 	xa_init(&binding->bound_rxqs);
+	spin_lock_init(&binding->free_lock);
 	INIT_LIST_HEAD(&binding->chunk_owners);
 	binding->owner_net = owner_net;
 	binding->owner_portid = owner_portid;
@@ -489,16 +508,13 @@ static struct net_iov *mp_dmabuf_devmem_alloc(struct page_pool *pool,
 					      gfp_t gfp)
 {
 	struct net_devmem_dmabuf_binding *binding = pool->mp_priv;
-	struct dmabuf_genpool_chunk_owner *owner;
-	unsigned long addr, idx;
+	struct net_iov *niov = NULL;
 
-	addr = gen_pool_alloc_owner(binding->chunk_pool, PAGE_SIZE,
-				    (void **)&owner);
-	if (!addr)
-		return NULL;
-	idx = (addr - NET_DEVMEM_GENPOOL_BIAS - owner->area.base_virtual) >>
-	      PAGE_SHIFT;
-	return &owner->area.niovs[idx];
+	spin_lock_bh(&binding->free_lock);
+	if (binding->num_free)
+		niov = binding->free_niovs[--binding->num_free];
+	spin_unlock_bh(&binding->free_lock);
+	return niov;
 }
 
 static void mp_dmabuf_devmem_release(struct page_pool *pool,
@@ -506,9 +522,11 @@ static void mp_dmabuf_devmem_release(struct page_pool *pool,
 {
 	struct net_devmem_dmabuf_binding *binding = pool->mp_priv;
 
-	gen_pool_free(binding->chunk_pool,
-		      net_iov_virtual_addr(niov) + NET_DEVMEM_GENPOOL_BIAS,
-		      PAGE_SIZE);
+	spin_lock_bh(&binding->free_lock);
+	/* never more than the pages that were put there at bind time */
+	if (!WARN_ON_ONCE(binding->num_free >= binding->num_pages))
+		binding->free_niovs[binding->num_free++] = niov;
+	spin_unlock_bh(&binding->free_lock);
 }
 
 static void mp_dmabuf_devmem_destroy(struct page_pool *pool)

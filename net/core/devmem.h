@@ -12,13 +12,13 @@
 
 #include <linux/dma-direction.h>
 #include <linux/refcount.h>
+#include <linux/spinlock.h>
 #include <linux/workqueue.h>
 #include <linux/xarray.h>
 #include <net/netmem.h>
 
 struct dma_buf;
 struct dma_buf_attachment;
-struct gen_pool;
 struct iov_iter;
 struct net;
 struct net_device;
@@ -37,9 +37,11 @@ struct sk_buff;
  * @dev: the network device, or NULL once it is gone (then nothing is
  *	mapped any more)
  * @dev_tracker: tracks the reference held on @dev
- * @chunk_pool: RX: free pages of the dma-buf, one chunk per scatter entry
+ * @free_niovs: RX: a stack of the net_iovs no page pool holds
+ * @num_free: RX: entries on @free_niovs
+ * @free_lock: RX: protects @free_niovs and @num_free
  * @tx_vec: TX: the net_iov of every page of the dma-buf, by page index
- * @chunk_owners: the chunks' struct dmabuf_genpool_chunk_owner, to free
+ * @chunk_owners: the chunks' struct net_devmem_chunk_owner, to free
  * @ref: references: the owner's until unbind, one per page pool that
  *	uses the binding (a page pool lives until its last buffer returns),
  *	one per skb fragment pointing at a TX net_iov, and short-lived ones
@@ -61,7 +63,9 @@ struct sk_buff;
  * RTNL only; the transmit path reads @dev with READ_ONCE() (it only
  * compares it). The id map (net_devmem_dmabuf_bindings) has its own
  * xarray lock; lookups take a reference under RCU. @ref is atomic.
- * @chunk_pool allocations are lock free (gen_pool). @unbound_node is
+ * @free_niovs and @num_free are under @free_lock, taken with BH disabled
+ * (page pools allocate in NAPI and release in process context or softirq,
+ * never with hard interrupts off). @unbound_node is
  * under RTNL. @tx_vec and @direction are written before the id is
  * published and never change.
  */
@@ -72,7 +76,9 @@ struct net_devmem_dmabuf_binding {
 	enum dma_data_direction direction;
 	struct net_device *dev;
 	netdevice_tracker dev_tracker;
-	struct gen_pool *chunk_pool;
+	struct net_iov **free_niovs;
+	unsigned long num_free;
+	spinlock_t free_lock;	/* protects free_niovs and num_free */
 	struct net_iov **tx_vec;
 	struct list_head chunk_owners;
 	refcount_t ref;
@@ -88,13 +94,13 @@ struct net_devmem_dmabuf_binding {
 };
 
 /**
- * struct dmabuf_genpool_chunk_owner - one scatter entry of a binding
+ * struct net_devmem_chunk_owner - one scatter entry of a binding
  * @area: the net_iovs of the entry, and its offset in the dma-buf
  * @base_dma_addr: device address of the entry's first byte
  * @binding: the binding the entry belongs to
  * @node: entry in the binding's chunk_owners
  */
-struct dmabuf_genpool_chunk_owner {
+struct net_devmem_chunk_owner {
 	struct net_iov_area area;
 	dma_addr_t base_dma_addr;
 	struct net_devmem_dmabuf_binding *binding;
@@ -136,7 +142,7 @@ bool net_devmem_tx_skb_ok(const struct sk_buff *skb,
 static inline struct net_devmem_dmabuf_binding *
 net_iov_binding(const struct net_iov *niov)
 {
-	return container_of(niov->owner, struct dmabuf_genpool_chunk_owner,
+	return container_of(niov->owner, struct net_devmem_chunk_owner,
 			    area)->binding;
 }
 #else

@@ -12,9 +12,12 @@
  * gives tokens back with setsockopt(SO_DEVMEM_DONTNEED), and whatever is
  * left is given back when the socket is destroyed.
  *
- * Tokens live in the socket's devmem_tokens xarray (see struct tcp_sock),
- * whose lock is taken with BH disabled: a socket can be destroyed, and its
- * tokens given back, in softirq context.
+ * Tokens live in the socket's token table (struct tcp_devmem_tokens, at
+ * struct tcp_sock): token N is slot N - 1 of a flat array, and the free
+ * slots form a stack threaded through the array, so that handing out a
+ * token and taking one back are O(1) and ids stay small. The table is
+ * under the socket lock: recvmsg() and SO_DEVMEM_DONTNEED own the socket,
+ * and when the socket is destroyed nothing else can reach it.
  *
  * Transmit: sendmsg(MSG_ZEROCOPY) with a SCM_DEVMEM_DMABUF cmsg naming a
  * TX binding sends from the dma-buf. Its iovecs are {offset, length}
@@ -23,6 +26,7 @@
  * addresses to the NIC. tcp_devmem_tx_start() checks the call first.
  */
 
+#include <linux/bits.h>
 #include <linux/if_ether.h>
 #include <linux/kernel.h>
 #include <linux/netdevice.h>
@@ -31,7 +35,6 @@
 #include <linux/socket.h>
 #include <linux/tcp.h>
 #include <linux/uio.h>
-#include <linux/xarray.h>
 #include <net/dst.h>
 #include <net/inet_sock.h>
 #include <net/netmem.h>
@@ -41,6 +44,54 @@
 
 #include "../core/devmem.h"
 
+/* Tokens one socket may hold at once: 2^26, a 512 MiB table. Mainline's
+ * ids stay below 2^31; a table that large would be one allocation above
+ * kvmalloc()'s limit, and copying it on growth would hold the socket lock
+ * for seconds.
+ */
+#define TCP_DEVMEM_TOKEN_MAX		BIT(26)
+/* Slots of a table's first array; it doubles when full. */
+#define TCP_DEVMEM_TOKENS_MIN		64
+/* net_iovs given back to their page pools together (net_iov_put_bulk()) */
+#define TCP_DEVMEM_PUT_BATCH		32
+
+/**
+ * struct tcp_devmem_put_batch - net_iovs whose token went, to put together
+ * @niovs: the net_iovs
+ * @count: entries in @niovs
+ */
+struct tcp_devmem_put_batch {
+	struct net_iov *niovs[TCP_DEVMEM_PUT_BATCH];
+	unsigned int count;
+};
+
+static void tcp_devmem_put_flush(struct tcp_devmem_put_batch *batch)
+{
+	net_iov_put_bulk(batch->niovs, batch->count);
+	batch->count = 0;
+}
+
+static void tcp_devmem_put_add(struct tcp_devmem_put_batch *batch,
+			       struct net_iov *niov)
+{
+	batch->niovs[batch->count++] = niov;
+	if (batch->count == TCP_DEVMEM_PUT_BATCH)
+		tcp_devmem_put_flush(batch);
+}
+
+/* A free slot holds the index + 1 of the next free one, tagged in bit 0
+ * (a net_iov pointer is aligned, so its bit 0 is clear).
+ */
+static bool tcp_devmem_slot_free(unsigned long slot)
+{
+	return slot & 1;
+}
+
+static unsigned long tcp_devmem_slot_link(u32 next_free)
+{
+	return ((unsigned long)next_free << 1) | 1;
+}
+
 /**
  * tcp_devmem_init_sock() - start a socket with an empty token table
  * @sk: a TCP socket being created, or a child socket just cloned from its
@@ -48,9 +99,8 @@
  */
 void tcp_devmem_init_sock(struct sock *sk)
 {
-	/* Token 0 is never valid: ids start at 1, as mainline's do. */
-	xa_init_flags(&tcp_sk(sk)->devmem_tokens,
-		      XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_BH);
+	memset(&tcp_sk(sk)->devmem_tokens, 0,
+	       sizeof(tcp_sk(sk)->devmem_tokens));
 }
 
 /**
@@ -58,20 +108,100 @@ void tcp_devmem_init_sock(struct sock *sk)
  * @sk: the TCP socket being destroyed
  *
  * No recvmsg or setsockopt can run any more, so the table has no other
- * user. Runs in process context or, for an orphaned socket, in softirq.
+ * user. Runs with bottom halves disabled (close) or in softirq (an
+ * orphaned socket), so it cannot sleep; the walk stops at the last token
+ * held, and a table holds at most TCP_DEVMEM_TOKEN_MAX.
  */
 void tcp_devmem_release_tokens(struct sock *sk)
 {
-	struct xarray *tokens = &tcp_sk(sk)->devmem_tokens;
-	struct net_iov *niov;
-	unsigned long token;
+	struct tcp_devmem_tokens *tokens = &tcp_sk(sk)->devmem_tokens;
+	struct tcp_devmem_put_batch batch = {};
+	u32 left = tokens->held;
+	u32 i;
 
-	/* One walk, and the table is freed whole after it: a socket may hold
-	 * every page of a large binding.
+	/* One pass over the slots, ending at the last token held: a socket
+	 * may hold every page of a large binding.
 	 */
-	xa_for_each(tokens, token, niov)
-		net_iov_put(niov);
-	xa_destroy(tokens);
+	for (i = 0; i < tokens->used && left; i++) {
+		if (tcp_devmem_slot_free(tokens->slots[i]))
+			continue;
+		tcp_devmem_put_add(&batch, (struct net_iov *)tokens->slots[i]);
+		left--;
+	}
+	tcp_devmem_put_flush(&batch);
+	kvfree(tokens->slots);
+	tcp_devmem_init_sock(sk);
+}
+
+/* Double the table's array, or start it. */
+static int tcp_devmem_tokens_grow(struct tcp_devmem_tokens *tokens)
+{
+	u32 size = max_t(u32, tokens->size * 2, TCP_DEVMEM_TOKENS_MIN);
+	unsigned long *slots;
+
+	if (tokens->size >= TCP_DEVMEM_TOKEN_MAX)
+		return -ENOBUFS;
+	size = min_t(u32, size, TCP_DEVMEM_TOKEN_MAX);
+	slots = kvmalloc_array(size, sizeof(*slots),
+			       GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
+	if (!slots)
+		return -ENOMEM;
+	if (tokens->used)
+		memcpy(slots, tokens->slots, tokens->used * sizeof(*slots));
+	kvfree(tokens->slots);
+	tokens->slots = slots;
+	tokens->size = size;
+	return 0;
+}
+
+/* Hand out a token for @niov (whose reference the table now holds). */
+static int tcp_devmem_token_get(struct tcp_devmem_tokens *tokens,
+				struct net_iov *niov, u32 *token)
+{
+	u32 idx;
+	int err;
+
+	if (tokens->free) {
+		idx = tokens->free - 1;
+		tokens->free = tokens->slots[idx] >> 1;
+	} else {
+		if (tokens->used == tokens->size) {
+			err = tcp_devmem_tokens_grow(tokens);
+			if (err)
+				return err;
+		}
+		idx = tokens->used++;
+	}
+	tokens->slots[idx] = (unsigned long)niov;
+	tokens->held++;
+	*token = idx + 1;
+	return 0;
+}
+
+/* Take @token back; returns the net_iov whose reference it held, or NULL
+ * when it is not a token the table holds.
+ */
+static struct net_iov *tcp_devmem_token_put(struct tcp_devmem_tokens *tokens,
+					    u64 token)
+{
+	unsigned long slot;
+	u64 idx = token - 1;
+
+	if (!token || idx >= tokens->used)
+		return NULL;
+	slot = tokens->slots[idx];
+	if (tcp_devmem_slot_free(slot))
+		return NULL;
+	tokens->held--;
+	if (!tokens->held) {
+		/* empty again: the next token is 1 */
+		tokens->used = 0;
+		tokens->free = 0;
+	} else {
+		tokens->slots[idx] = tcp_devmem_slot_link(tokens->free);
+		tokens->free = idx + 1;
+	}
+	return (struct net_iov *)slot;
 }
 
 /* Is there room in the control buffer for one more devmem cmsg? Checked
@@ -109,7 +239,7 @@ static int tcp_devmem_recv_linear(const struct sk_buff *skb, u32 offset,
 static int tcp_devmem_recv_frag(struct sock *sk, const skb_frag_t *frag,
 				u32 off, u32 len, struct msghdr *msg)
 {
-	struct xarray *tokens = &tcp_sk(sk)->devmem_tokens;
+	struct tcp_devmem_tokens *tokens = &tcp_sk(sk)->devmem_tokens;
 	struct net_iov *niov = skb_frag_net_iov(frag);
 	struct dmabuf_cmsg dc = {};
 	u32 token;
@@ -124,22 +254,17 @@ static int tcp_devmem_recv_frag(struct sock *sk, const skb_frag_t *frag,
 	if (!tcp_devmem_cmsg_fits(msg))
 		return -ENOSPC;
 
+	err = tcp_devmem_token_get(tokens, niov, &token);
+	if (err)
+		return err;
 	net_iov_get(niov);
-	err = xa_alloc_bh(tokens, &token, niov, xa_limit_31b,
-			  GFP_KERNEL_ACCOUNT);
-	if (err) {
-		net_iov_put(niov);
-		return err == -EBUSY ? -ENOBUFS : err;
-	}
 
 	dc.frag_offset = net_iov_virtual_addr(niov) + skb_frag_off(frag) + off;
 	dc.frag_size = len;
 	dc.frag_token = token;
 	err = tcp_devmem_put_cmsg(msg, SCM_DEVMEM_DMABUF, &dc);
-	if (err) {
-		xa_erase_bh(tokens, token);
-		net_iov_put(niov);
-	}
+	if (err)
+		net_iov_put(tcp_devmem_token_put(tokens, token));
 	return err;
 }
 
@@ -210,35 +335,38 @@ int tcp_devmem_recv_skb(struct sock *sk, const struct sk_buff *skb,
 
 /* Free the tokens of @ranges, looking at no more than the per-call limit
  * of tokens whatever the counts say; returns how many were freed. The
- * table is locked once for the whole call, not once a token.
+ * caller owns the socket.
  */
 static int tcp_devmem_put_ranges(struct sock *sk,
 				 const struct dmabuf_token *ranges,
 				 unsigned int nranges)
 {
-	struct xarray *tokens = &tcp_sk(sk)->devmem_tokens;
+	struct tcp_devmem_tokens *tokens = &tcp_sk(sk)->devmem_tokens;
 	unsigned int budget = TCP_DEVMEM_DONTNEED_MAX_TOKENS;
+	struct tcp_devmem_put_batch batch = {};
 	unsigned int i, freed = 0;
 	struct net_iov *niov;
 
-	xa_lock_bh(tokens);
 	for (i = 0; i < nranges && budget; i++) {
 		u64 token = ranges[i].token_start;
 		u64 end = token + ranges[i].token_count;
 
-		/* Tokens are below 2^31: the rest of the range is empty. */
-		end = min_t(u64, end, (u64)U32_MAX + 1);
+		/* no token above the slots in use: the rest is empty */
+		end = min_t(u64, end, (u64)tokens->used + 1);
 		for (; token < end && budget; token++, budget--) {
-			niov = __xa_erase(tokens, token);
+			niov = tcp_devmem_token_put(tokens, token);
 			if (niov) {
-				net_iov_put(niov);
+				tcp_devmem_put_add(&batch, niov);
 				freed++;
 			}
 		}
 	}
-	xa_unlock_bh(tokens);
+	tcp_devmem_put_flush(&batch);
 	return freed;
 }
+
+/* Ranges a SO_DEVMEM_DONTNEED call may pass without a kmalloc(). */
+#define TCP_DEVMEM_DONTNEED_STACK_RANGES	8
 
 /**
  * tcp_devmem_dontneed() - setsockopt(SO_DEVMEM_DONTNEED)
@@ -257,7 +385,8 @@ static int tcp_devmem_put_ranges(struct sock *sk,
 int tcp_devmem_dontneed(struct sock *sk, sockptr_t optval,
 			unsigned int optlen)
 {
-	struct dmabuf_token *ranges;
+	struct dmabuf_token on_stack[TCP_DEVMEM_DONTNEED_STACK_RANGES];
+	struct dmabuf_token *ranges = on_stack;
 	unsigned int nranges;
 	int freed;
 
@@ -271,16 +400,22 @@ int tcp_devmem_dontneed(struct sock *sk, sockptr_t optval,
 	if (!nranges)
 		return 0;
 
-	ranges = kmalloc_array(nranges, sizeof(*ranges), GFP_KERNEL);
-	if (!ranges)
-		return -ENOMEM;
+	if (nranges > ARRAY_SIZE(on_stack)) {
+		ranges = kmalloc_array(nranges, sizeof(*ranges), GFP_KERNEL);
+		if (!ranges)
+			return -ENOMEM;
+	}
 	if (copy_from_sockptr(ranges, optval, optlen)) {
-		kfree(ranges);
-		return -EFAULT;
+		freed = -EFAULT;
+		goto out;
 	}
 
+	lock_sock(sk);
 	freed = tcp_devmem_put_ranges(sk, ranges, nranges);
-	kfree(ranges);
+	release_sock(sk);
+out:
+	if (ranges != on_stack)
+		kfree(ranges);
 	return freed;
 }
 
