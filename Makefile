@@ -84,10 +84,10 @@ check-nodevmem:
 # the debug kernel).
 check-kmsan:
 	@$(MAKE) -s FLAVOR=kmsan kernel selftests
-	@FLAVOR=kmsan VM_KMEMLEAK=0 VM_MEM=$${VM_MEM:-8G} VM_TIMEOUT=$${VM_TIMEOUT:-7200} \
+	@FLAVOR=kmsan VM_KMEMLEAK=0 VM_MEM=$${VM_MEM:-8G} VM_TIMEOUT=$${VM_TIMEOUT:-12000} \
 		VM_CPU=$${VM_CPU:-qemu64} VM_APPEND="watchdog_thresh=60 rcupdate.rcu_cpu_stall_timeout=60 $${VM_APPEND:-}" \
 		$(TOP)/vm/run -l $(BUILD)/vm/kmsan -- $(TOP)/vm/kmsan-guest.sh $(BUILD) \
-		$${DEVMEM_TIME_SCALE:-4} $${DEVMEM_BIG_DMABUF_MB:-256}
+		$${DEVMEM_TIME_SCALE:-4} $${DEVMEM_BIG_DMABUF_MB:-256} "$${DEVMEM_RX_VARIANT-one_queue}"
 
 # Two boots of the production kernel, one under -icount and one counting
 # instructions: RX bounce / plain / devmem, TX copy / zerocopy / devmem,
