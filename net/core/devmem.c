@@ -557,6 +557,22 @@ u32 net_devmem_iov_binding_id(const struct net_iov *niov)
 	return net_iov_binding(niov)->id;
 }
 
+/**
+ * net_devmem_pool_binding_id() - the binding a page pool takes buffers from
+ * @pool: the pool
+ *
+ * Return: the binding's id, or 0 when the pool has no dma-buf provider.
+ */
+u32 net_devmem_pool_binding_id(const struct page_pool *pool)
+{
+	const struct net_devmem_dmabuf_binding *binding;
+
+	if (pool->mp_ops != &dmabuf_devmem_ops)
+		return 0;
+	binding = pool->mp_priv;
+	return binding->id;
+}
+
 /* ---- transmit --------------------------------------------------------- */
 
 /**

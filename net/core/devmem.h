@@ -24,6 +24,7 @@ struct net;
 struct net_device;
 struct netdev_rx_queue;
 struct netlink_ext_ack;
+struct page_pool;
 struct sg_table;
 struct sock;
 struct sk_buff;
@@ -120,6 +121,7 @@ int net_devmem_bind_dmabuf_to_queue(struct net_device *dev, u32 rxq_idx,
 void net_devmem_unbind_owner(struct net *net, u32 portid);
 u32 net_devmem_rxq_binding_id(struct netdev_rx_queue *rxq);
 u32 net_devmem_iov_binding_id(const struct net_iov *niov);
+u32 net_devmem_pool_binding_id(const struct page_pool *pool);
 void net_devmem_dmabuf_binding_put(struct net_devmem_dmabuf_binding *binding);
 struct net_devmem_dmabuf_binding *net_devmem_get_tx_binding(struct net *net,
 							    u32 id);
@@ -174,6 +176,11 @@ static inline void net_devmem_unbind_owner(struct net *net, u32 portid)
 }
 
 static inline u32 net_devmem_rxq_binding_id(struct netdev_rx_queue *rxq)
+{
+	return 0;
+}
+
+static inline u32 net_devmem_pool_binding_id(const struct page_pool *pool)
 {
 	return 0;
 }

@@ -16,6 +16,75 @@ static bool netdev_queue_mgmt_ops_complete(const struct netdev_queue_mgmt_ops *q
 	       qops->ndo_queue_start && qops->ndo_queue_stop;
 }
 
+/* A restart swaps the memory an RX queue runs on: @fresh is allocated
+ * while the queue runs, the queue's running memory is taken into
+ * @current_mem when it stops, and whichever the queue does not run on
+ * afterwards is freed. Both are the driver's per-queue memory descriptors.
+ */
+struct netdev_rxq_swap {
+	const struct netdev_queue_mgmt_ops *qops;
+	struct net_device *dev;
+	unsigned int idx;
+	void *fresh;
+	void *current_mem;
+};
+
+/* Allocates both descriptors and the fresh memory. */
+static int netdev_rxq_swap_prepare(struct netdev_rxq_swap *swap)
+{
+	size_t size = swap->qops->ndo_queue_mem_size;
+
+	swap->fresh = kvzalloc(size, GFP_KERNEL);
+	swap->current_mem = kvzalloc(size, GFP_KERNEL);
+	if (!swap->fresh || !swap->current_mem)
+		return -ENOMEM;
+	return swap->qops->ndo_queue_mem_alloc(swap->dev, swap->fresh,
+					       swap->idx);
+}
+
+/* Frees the descriptors; @drop_fresh and @drop_current say whose memory
+ * the driver must free first.
+ */
+static void netdev_rxq_swap_release(struct netdev_rxq_swap *swap,
+				    bool drop_fresh, bool drop_current)
+{
+	if (drop_fresh)
+		swap->qops->ndo_queue_mem_free(swap->dev, swap->fresh);
+	if (drop_current)
+		swap->qops->ndo_queue_mem_free(swap->dev, swap->current_mem);
+	kvfree(swap->fresh);
+	kvfree(swap->current_mem);
+}
+
+/* Stops the queue and starts it on the fresh memory; if that fails, starts
+ * it again on what it ran on. Returns which memory the queue runs on
+ * through @on_fresh, and whether it runs at all.
+ */
+static int netdev_rxq_swap_commit(struct netdev_rxq_swap *swap,
+				  bool *on_fresh, bool *running)
+{
+	const struct netdev_queue_mgmt_ops *qops = swap->qops;
+	int err;
+
+	*on_fresh = false;
+	*running = true;
+	err = qops->ndo_queue_stop(swap->dev, swap->current_mem, swap->idx);
+	if (err)
+		return err;
+	err = qops->ndo_queue_start(swap->dev, swap->fresh, swap->idx);
+	if (!err) {
+		*on_fresh = true;
+		return 0;
+	}
+	/* it ran on this memory a moment ago */
+	if (qops->ndo_queue_start(swap->dev, swap->current_mem, swap->idx)) {
+		netdev_err(swap->dev, "RX queue %u did not restart on its old memory, reset the device\n",
+			   swap->idx);
+		*running = false;
+	}
+	return err;
+}
+
 /**
  * netdev_rx_queue_restart() - give one RX queue fresh memory
  * @dev: the device; RTNL held
@@ -31,53 +100,67 @@ static bool netdev_queue_mgmt_ops_complete(const struct netdev_queue_mgmt_ops *q
  */
 int netdev_rx_queue_restart(struct net_device *dev, unsigned int rxq_idx)
 {
-	const struct netdev_queue_mgmt_ops *qops = dev->queue_mgmt_ops;
-	void *new_mem, *old_mem;
+	struct netdev_rxq_swap swap = {
+		.qops = dev->queue_mgmt_ops,
+		.dev = dev,
+		.idx = rxq_idx,
+	};
+	bool on_fresh, running;
 	int err;
 
 	ASSERT_RTNL();
-	if (!netdev_queue_mgmt_ops_complete(qops))
+	if (!netdev_queue_mgmt_ops_complete(swap.qops))
 		return -EOPNOTSUPP;
 	if (!netif_running(dev))
 		return 0;
 
-	new_mem = kvzalloc(qops->ndo_queue_mem_size, GFP_KERNEL);
-	old_mem = kvzalloc(qops->ndo_queue_mem_size, GFP_KERNEL);
-	if (!new_mem || !old_mem) {
-		err = -ENOMEM;
-		goto out_free;
+	err = netdev_rxq_swap_prepare(&swap);
+	if (err) {
+		/* the driver frees what a failed allocation left */
+		netdev_rxq_swap_release(&swap, false, false);
+		return err;
 	}
-
-	err = qops->ndo_queue_mem_alloc(dev, new_mem, rxq_idx);
-	if (err)
-		goto out_free;
-
-	err = qops->ndo_queue_stop(dev, old_mem, rxq_idx);
-	if (err)
-		goto out_free_new;
-
-	err = qops->ndo_queue_start(dev, new_mem, rxq_idx);
-	if (err)
-		goto out_restore_old;
-
-	qops->ndo_queue_mem_free(dev, old_mem);
-	kvfree(old_mem);
-	kvfree(new_mem);
-	return 0;
-
-out_restore_old:
-	/* It ran on this memory a moment ago. */
-	if (qops->ndo_queue_start(dev, old_mem, rxq_idx)) {
-		netdev_err(dev, "RX queue %u did not restart on its old memory, reset the device\n",
-			   rxq_idx);
-		qops->ndo_queue_mem_free(dev, old_mem);
-	}
-out_free_new:
-	qops->ndo_queue_mem_free(dev, new_mem);
-out_free:
-	kvfree(old_mem);
-	kvfree(new_mem);
+	err = netdev_rxq_swap_commit(&swap, &on_fresh, &running);
+	/* free the memory the queue does not run on (both, if it stopped) */
+	netdev_rxq_swap_release(&swap, !on_fresh, on_fresh || !running);
 	return err;
+}
+
+/* Can a memory provider be installed on RX queue @rxq_idx of @dev? */
+static int netdev_rxq_check_mp_target(struct net_device *dev,
+				      unsigned int rxq_idx,
+				      struct netlink_ext_ack *extack)
+{
+	struct netdev_rx_queue *rxq;
+
+	if (!netdev_queue_mgmt_ops_complete(dev->queue_mgmt_ops)) {
+		NL_SET_ERR_MSG(extack, "The driver cannot restart a single RX queue");
+		return -EOPNOTSUPP;
+	}
+	if (rxq_idx >= dev->real_num_rx_queues) {
+		NL_SET_ERR_MSG(extack, "RX queue index out of range");
+		return -EINVAL;
+	}
+	if (!netif_running(dev)) {
+		NL_SET_ERR_MSG(extack, "The device is down");
+		return -ENETDOWN;
+	}
+	if (dev_xdp_prog_count(dev)) {
+		NL_SET_ERR_MSG(extack, "unable to bind dmabuf to device with XDP program attached");
+		return -EEXIST;
+	}
+	rxq = __netif_get_rx_queue(dev, rxq_idx);
+	if (rxq->mp_params.mp_ops) {
+		NL_SET_ERR_MSG(extack, "The RX queue already has a memory provider");
+		return -EEXIST;
+	}
+#ifdef CONFIG_XDP_SOCKETS
+	if (rxq->pool) {
+		NL_SET_ERR_MSG(extack, "The RX queue is used by AF_XDP");
+		return -EBUSY;
+	}
+#endif
+	return 0;
 }
 
 /**
@@ -98,52 +181,23 @@ int net_mp_open_rxq(struct net_device *dev, unsigned int rxq_idx,
 	int err;
 
 	ASSERT_RTNL();
-	if (!netdev_queue_mgmt_ops_complete(dev->queue_mgmt_ops)) {
-		NL_SET_ERR_MSG(extack, "The driver cannot restart a single RX queue");
-		return -EOPNOTSUPP;
-	}
-	if (rxq_idx >= dev->real_num_rx_queues) {
-		NL_SET_ERR_MSG(extack, "RX queue index out of range");
-		return -EINVAL;
-	}
-	if (!netif_running(dev)) {
-		NL_SET_ERR_MSG(extack, "The device is down");
-		return -ENETDOWN;
-	}
-	if (dev_xdp_prog_count(dev)) {
-		NL_SET_ERR_MSG(extack, "unable to bind dmabuf to device with XDP program attached");
-		return -EEXIST;
-	}
+	err = netdev_rxq_check_mp_target(dev, rxq_idx, extack);
+	if (err)
+		return err;
 
 	rxq = __netif_get_rx_queue(dev, rxq_idx);
-	if (rxq->mp_params.mp_ops) {
-		NL_SET_ERR_MSG(extack, "The RX queue already has a memory provider");
-		return -EEXIST;
-	}
-#ifdef CONFIG_XDP_SOCKETS
-	if (rxq->pool) {
-		NL_SET_ERR_MSG(extack, "The RX queue is used by AF_XDP");
-		return -EBUSY;
-	}
-#endif
-
 	rxq->mp_params = *p;
 	rxq->mp_params.pools_attached = 0;
 	err = netdev_rx_queue_restart(dev, rxq_idx);
 	if (err) {
 		NL_SET_ERR_MSG(extack, "The driver could not restart the RX queue");
-		goto err_clear;
-	}
-	if (!rxq->mp_params.pools_attached) {
+	} else if (!rxq->mp_params.pools_attached) {
 		/* the queue runs on the new page pool, i.e. host memory */
 		NL_SET_ERR_MSG(extack, "The driver's page pool did not take the memory provider");
 		err = -ENODATA;
-		goto err_clear;
 	}
-	return 0;
-
-err_clear:
-	memset(&rxq->mp_params, 0, sizeof(rxq->mp_params));
+	if (err)
+		memset(&rxq->mp_params, 0, sizeof(rxq->mp_params));
 	return err;
 }
 

@@ -6,10 +6,9 @@
  * match the ones used by newer mainline kernels, so that programs built
  * against those headers work unchanged on this kernel.
  *
- * In this 6.1 series only NETDEV_CMD_DEV_GET, NETDEV_CMD_QUEUE_GET,
- * NETDEV_CMD_BIND_RX and NETDEV_CMD_BIND_TX are implemented. Every other
- * command listed here keeps its number reserved and the family answers it
- * with -EOPNOTSUPP; a number is never given to a different command.
+ * Commands this 6.1 series does not implement keep their numbers reserved
+ * and the family answers them with -EOPNOTSUPP; a number is never given to
+ * a different command.
  */
 
 #ifndef _UAPI_LINUX_NETDEV_H
@@ -66,7 +65,13 @@ enum {
 	NETDEV_A_DEV_MAX = (__NETDEV_A_DEV_MAX - 1)
 };
 
-/* Attribute set "page-pool": reserved, no page-pool commands in this series. */
+/*
+ * Attribute set "page-pool": one page pool. IFINDEX is absent once the
+ * pool's device is gone (a pool lives until its last buffer comes back);
+ * NAPI_ID while a NAPI instance uses the pool; DETACH_TIME (CLOCK_BOOTTIME
+ * seconds) once its driver destroyed it; DMABUF while it takes buffers
+ * from a dma-buf binding. IO_URING (8) is reserved.
+ */
 enum {
 	NETDEV_A_PAGE_POOL_ID = 1,
 	NETDEV_A_PAGE_POOL_IFINDEX = 2,
@@ -81,6 +86,29 @@ enum {
 };
 
 /*
+ * Attribute set "page-pool-stats": the counters of one page pool. INFO is
+ * a nest of "page-pool" attributes naming the pool (ID, and IFINDEX in
+ * replies); 2..7 are unused.
+ */
+enum {
+	NETDEV_A_PAGE_POOL_STATS_INFO = 1,
+	NETDEV_A_PAGE_POOL_STATS_ALLOC_FAST = 8,
+	NETDEV_A_PAGE_POOL_STATS_ALLOC_SLOW = 9,
+	NETDEV_A_PAGE_POOL_STATS_ALLOC_SLOW_HIGH_ORDER = 10,
+	NETDEV_A_PAGE_POOL_STATS_ALLOC_EMPTY = 11,
+	NETDEV_A_PAGE_POOL_STATS_ALLOC_REFILL = 12,
+	NETDEV_A_PAGE_POOL_STATS_ALLOC_WAIVE = 13,
+	NETDEV_A_PAGE_POOL_STATS_RECYCLE_CACHED = 14,
+	NETDEV_A_PAGE_POOL_STATS_RECYCLE_CACHE_FULL = 15,
+	NETDEV_A_PAGE_POOL_STATS_RECYCLE_RING = 16,
+	NETDEV_A_PAGE_POOL_STATS_RECYCLE_RING_FULL = 17,
+	NETDEV_A_PAGE_POOL_STATS_RECYCLE_RELEASED_REFCNT = 18,
+
+	__NETDEV_A_PAGE_POOL_STATS_MAX,
+	NETDEV_A_PAGE_POOL_STATS_MAX = (__NETDEV_A_PAGE_POOL_STATS_MAX - 1)
+};
+
+/*
  * Attribute set "queue": one RX or TX queue of a device. DMABUF carries the
  * id of the dma-buf binding and is present only while an RX queue is bound.
  */
@@ -90,9 +118,80 @@ enum {
 	NETDEV_A_QUEUE_TYPE = 3,
 	NETDEV_A_QUEUE_NAPI_ID = 4,
 	NETDEV_A_QUEUE_DMABUF = 5,
+	NETDEV_A_QUEUE_IO_URING = 6,
+	NETDEV_A_QUEUE_XSK = 7,
 
 	__NETDEV_A_QUEUE_MAX,
 	NETDEV_A_QUEUE_MAX = (__NETDEV_A_QUEUE_MAX - 1)
+};
+
+/*
+ * Attribute set "napi": one NAPI instance. IRQ is present while an
+ * interrupt schedules it, PID while it runs in its own kernel thread.
+ * 5..8 (per-NAPI settings) are reserved: 6.1 has none to report or set.
+ */
+enum {
+	NETDEV_A_NAPI_IFINDEX = 1,
+	NETDEV_A_NAPI_ID = 2,
+	NETDEV_A_NAPI_IRQ = 3,
+	NETDEV_A_NAPI_PID = 4,
+	NETDEV_A_NAPI_DEFER_HARD_IRQS = 5,
+	NETDEV_A_NAPI_GRO_FLUSH_TIMEOUT = 6,
+	NETDEV_A_NAPI_IRQ_SUSPEND_TIMEOUT = 7,
+	NETDEV_A_NAPI_THREADED = 8,
+
+	__NETDEV_A_NAPI_MAX,
+	NETDEV_A_NAPI_MAX = (__NETDEV_A_NAPI_MAX - 1)
+};
+
+/**
+ * enum netdev_qstats_scope - what a qstats-get answer covers
+ * @NETDEV_QSTATS_SCOPE_QUEUE: one answer per queue (else one per device)
+ */
+enum netdev_qstats_scope {
+	NETDEV_QSTATS_SCOPE_QUEUE = 1,
+};
+
+/*
+ * Attribute set "qstats": counters of a device, or of one of its queues
+ * (QUEUE_TYPE and QUEUE_ID present). A counter the driver does not keep is
+ * absent. 5..7 are unused.
+ */
+enum {
+	NETDEV_A_QSTATS_IFINDEX = 1,
+	NETDEV_A_QSTATS_QUEUE_TYPE = 2,
+	NETDEV_A_QSTATS_QUEUE_ID = 3,
+	NETDEV_A_QSTATS_SCOPE = 4,
+	NETDEV_A_QSTATS_RX_PACKETS = 8,
+	NETDEV_A_QSTATS_RX_BYTES = 9,
+	NETDEV_A_QSTATS_TX_PACKETS = 10,
+	NETDEV_A_QSTATS_TX_BYTES = 11,
+	NETDEV_A_QSTATS_RX_ALLOC_FAIL = 12,
+	NETDEV_A_QSTATS_RX_HW_DROPS = 13,
+	NETDEV_A_QSTATS_RX_HW_DROP_OVERRUNS = 14,
+	NETDEV_A_QSTATS_RX_CSUM_COMPLETE = 15,
+	NETDEV_A_QSTATS_RX_CSUM_UNNECESSARY = 16,
+	NETDEV_A_QSTATS_RX_CSUM_NONE = 17,
+	NETDEV_A_QSTATS_RX_CSUM_BAD = 18,
+	NETDEV_A_QSTATS_RX_HW_GRO_PACKETS = 19,
+	NETDEV_A_QSTATS_RX_HW_GRO_BYTES = 20,
+	NETDEV_A_QSTATS_RX_HW_GRO_WIRE_PACKETS = 21,
+	NETDEV_A_QSTATS_RX_HW_GRO_WIRE_BYTES = 22,
+	NETDEV_A_QSTATS_RX_HW_DROP_RATELIMITS = 23,
+	NETDEV_A_QSTATS_TX_HW_DROPS = 24,
+	NETDEV_A_QSTATS_TX_HW_DROP_ERRORS = 25,
+	NETDEV_A_QSTATS_TX_CSUM_NONE = 26,
+	NETDEV_A_QSTATS_TX_NEEDS_CSUM = 27,
+	NETDEV_A_QSTATS_TX_HW_GSO_PACKETS = 28,
+	NETDEV_A_QSTATS_TX_HW_GSO_BYTES = 29,
+	NETDEV_A_QSTATS_TX_HW_GSO_WIRE_PACKETS = 30,
+	NETDEV_A_QSTATS_TX_HW_GSO_WIRE_BYTES = 31,
+	NETDEV_A_QSTATS_TX_HW_DROP_RATELIMITS = 32,
+	NETDEV_A_QSTATS_TX_STOP = 33,
+	NETDEV_A_QSTATS_TX_WAKE = 34,
+
+	__NETDEV_A_QSTATS_MAX,
+	NETDEV_A_QSTATS_MAX = (__NETDEV_A_QSTATS_MAX - 1)
 };
 
 /*

@@ -69,6 +69,7 @@ static struct page_pool *igb_hds_create_pool(struct igb_ring *ring)
 		.max_len	= IGB_HDS_PKT_SIZE,
 		.netdev		= ring->netdev,
 		.queue_idx	= ring->queue_index,
+		.napi		= &ring->q_vector->napi,
 	};
 
 	return page_pool_create(&pp);
