@@ -441,10 +441,12 @@ static bool tcp_devmem_tx_dst_ok(const struct dst_entry *dst)
  * @msg: the message; its iovecs are {offset, length} ranges of the dma-buf
  * @dmabuf_id: the binding id of the SCM_DEVMEM_DMABUF cmsg
  *
- * Device memory is only sent as MSG_ZEROCOPY on a socket with SO_ZEROCOPY
- * (completions tell user space when the NIC is done with the bytes), only
- * from a TX binding, only within the dma-buf, and only through the device
- * the binding was made for.
+ * Device memory is only sent as MSG_ZEROCOPY, with completions that tell
+ * user space when the NIC is done with the bytes: the socket's (SO_ZEROCOPY,
+ * on its error queue) or the caller's own (io_uring's sendmsg_zc, whose
+ * notifications come as completion queue entries). Only from a TX binding,
+ * only within the dma-buf, and only through the device the binding was
+ * made for.
  *
  * Return: the binding, held until tcp_devmem_tx_end(); or an ERR_PTR:
  * -EINVAL for a call that is not a zerocopy send or an id that names no
@@ -460,8 +462,8 @@ tcp_devmem_tx_start(struct sock *sk, struct msghdr *msg, u32 dmabuf_id)
 	struct dst_entry *dst;
 	int err;
 
-	if (!(msg->msg_flags & MSG_ZEROCOPY) || !sock_flag(sk, SOCK_ZEROCOPY) ||
-	    msg->msg_ubuf)
+	if (!(msg->msg_flags & MSG_ZEROCOPY) ||
+	    (!msg->msg_ubuf && !sock_flag(sk, SOCK_ZEROCOPY)))
 		return ERR_PTR(-EINVAL);
 	/* these paths copy from the iovecs as if they were user memory */
 	if (tcp_sk(sk)->repair || (msg->msg_flags & MSG_FASTOPEN) ||
