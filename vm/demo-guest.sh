@@ -35,7 +35,7 @@ echo "demo: server NIC $(ip netns exec "$SRV_NS" ethtool -i "$SRV_IF" | awk '/^d
 
 bytes=$((mb << 20))
 ip netns exec "$SRV_NS" "$ncdevmem" -l -f "$SRV_IF" -s "$SRV_ADDR6" \
-	-c "$CLI_ADDR6" -P 40001 -p 5201 -q 1 -v $pattern \
+	-c "$CLI_ADDR6" --client-port 40001 -p 5201 -t 1 -v $pattern \
 	> "$out/server" 2> "$out/server.err" &
 srv=$!
 topo_wait "grep -q listening $out/server" 300 || { cat "$out/server.err"; exit 1; }
@@ -47,8 +47,8 @@ if [ "$tx" = devmem ]; then
 else
 	echo "demo: client sends from host memory with send() (DEMO_TX=plain)"
 fi
-ip netns exec "$CLI_NS" "$ncdevmem" -s "$SRV_ADDR6" -c "$CLI_ADDR6" -P 40001 \
-	-p 5201 -v $pattern -n "$bytes" "${tx_opts[@]}" \
+ip netns exec "$CLI_NS" "$ncdevmem" -s "$SRV_ADDR6" -c "$CLI_ADDR6" --client-port 40001 \
+	-p 5201 -v $pattern --bytes "$bytes" "${tx_opts[@]}" \
 	> "$out/client" 2> "$out/client.err" ||
 	{ cat "$out/client.err"; kill $srv 2>/dev/null; wait $srv; exit 1; }
 wait $srv

@@ -2,48 +2,60 @@
 /*
  * ncdevmem - a netcat-like tool for devmem TCP.
  *
+ * The short options are mainline ncdevmem's, with the same meanings, so
+ * that scripts written for it run unchanged; this tree's extras are long
+ * options (--client-port, --bytes, --buf-size, --iovecs).
+ *
  * Server (-l): switches tcp-data-split on and hds-thresh to 0 (every frame
  * split at its payload, so that no payload byte stays in host memory) for
- * -f IFNAME, steers the test
- * flow to RX queues QUEUE..QUEUE+N-1 (-q, -t), binds a udmabuf to those
- * queues through the netdev netlink family, accepts one TCP connection and
- * receives it with recvmsg(MSG_SOCK_DEVMEM): payload lands in the udmabuf
- * and is reported by SCM_DEVMEM_DMABUF cmsgs (whose tokens are given back
- * with SO_DEVMEM_DONTNEED), bytes the kernel had in host memory are copied
- * to the iovec and reported by SCM_DEVMEM_LINEAR cmsgs.  At EOF it prints
- * a summary, one "key: value" per line on stdout, and undoes every change
- * it made to the device.  Everything else goes to stderr, except the line
- * "listening", printed on stdout once the server accepts connections.
+ * -f IFNAME, steers the test flow to RX queues QUEUE..QUEUE+N-1 (-t, -q),
+ * binds a udmabuf to those queues through the netdev netlink family,
+ * accepts one TCP connection and receives it with
+ * recvmsg(MSG_SOCK_DEVMEM): payload lands in the udmabuf and is reported by
+ * SCM_DEVMEM_DMABUF cmsgs (whose tokens are given back with
+ * SO_DEVMEM_DONTNEED), bytes the kernel had in host memory are copied to
+ * the iovec and reported by SCM_DEVMEM_LINEAR cmsgs (-L makes any such byte
+ * a failure). With -n the NIC is used as the user set it up. At EOF it
+ * prints a summary, one "key: value" per line on stdout, and undoes every
+ * change it made to the device.  Everything else goes to stderr, except
+ * the line "listening", printed on stdout once the server accepts
+ * connections.
  *
- * Client (no -l): connects to the server, sends -n bytes in -z sized
- * send() calls, shuts the connection down for writing and waits for the
- * server to close it.
+ * Client (no -l): connects to the server, sends standard input (or, with
+ * --bytes, that many bytes of the pattern) in send() calls of up to -z
+ * bytes, shuts the connection down for writing and waits for the server
+ * to close it.
  *
- * Client with -f IFNAME: devmem TX.  Before connecting, the client fills a
- * udmabuf of -b bytes with the pattern through its mmap and binds it for
- * transmit on IFNAME (bind-tx; the binding lasts as long as the netlink
- * socket, which is closed last).  The connection gets SO_ZEROCOPY and the
- * stream goes out with sendmsg(MSG_ZEROCOPY) calls of up to -z bytes, each
- * carrying an SCM_DEVMEM_DMABUF cmsg with the binding id and -I iovecs whose
+ * Client with -f IFNAME: devmem TX.  Before connecting, the client binds a
+ * udmabuf of --buf-size bytes for transmit on IFNAME (bind-tx; the binding
+ * lasts as long as the netlink socket, which is closed last).  The
+ * connection gets SO_ZEROCOPY and the stream goes out with
+ * sendmsg(MSG_ZEROCOPY) calls of up to -z bytes, each carrying an
+ * SCM_DEVMEM_DMABUF cmsg with the binding id and --iovecs iovecs whose
  * iov_base is a byte offset into the udmabuf (not an address): the call's
- * bytes split into nearly equal, contiguous pieces.  Stream position i is
- * sent from udmabuf offset i % L, where L is the largest multiple of the
- * pattern period (-v) not above -b (-b itself without -v), so the stream
- * stays continuous when the offset wraps; no call crosses the wrap.  The
- * MSG_ZEROCOPY completions are reaped from the error queue after every call
- * and all of them are waited for (ZC_WAIT_SEC at most) before the shutdown.
+ * bytes split into nearly equal, contiguous pieces.  Standard input is
+ * read into the udmabuf, sent, and waited for (every MSG_ZEROCOPY
+ * completion) before the next read overwrites it.  With --bytes the
+ * udmabuf is filled with the pattern through its mmap once, and stream
+ * position i is sent from udmabuf offset i % L, where L is the largest
+ * multiple of the pattern period (-v) not above the udmabuf's size, so the
+ * stream stays continuous when the offset wraps; no call crosses the wrap.
+ * The completions are reaped from the error queue after every call and all
+ * of them are waited for (ZC_WAIT_SEC at most) before the shutdown.
  * IFNAME must be the device of the route to the server (else ENODEV).
  *
- * The pattern: with -v N (2 <= N <= 256) the client sends, and the server
- * checks, the byte (i % N) & 0xff at stream position i (counted from 0).
- * Without -v the client sends zeros and the server checks nothing.
+ * The pattern, mainline's: with -v N (2 <= N <= 256) the stream repeats
+ * the bytes 1, 2, ..., N-1, '\n'; the server checks it, and the client
+ * sends it with --bytes.  Without -v the client sends zeros (--bytes) and
+ * the server checks nothing.
  *
  * Steering: the igb driver of this series steers one flow by pointing the
  * RSS bucket of the flow's 4-tuple at the queue, so a flow rule needs both
- * -c and -P.  Then RSS is limited to queues 0..QUEUE-1 ("ethtool -X IF
- * equal QUEUE") and "ethtool -N IF flow-type ... action QUEUE loc 0" is
- * added.  Without -P no rule is added and the whole RSS table points at
- * the bound queues instead ("ethtool -X IF weight ...").
+ * -c and --client-port.  Then RSS is limited to queues 0..QUEUE-1
+ * ("ethtool -X IF equal QUEUE") and "ethtool -N IF flow-type ... action
+ * QUEUE loc 0" is added.  Without --client-port no rule is added and the
+ * whole RSS table points at the bound queues instead ("ethtool -X IF
+ * weight ...").
  *
  * Summary keys (server): bytes_total, bytes_dmabuf, bytes_linear, frags
  * (SCM_DEVMEM_DMABUF fragments, i.e. tokens received), tokens_freed,
@@ -76,6 +88,7 @@
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <liburing.h>
 #include <linux/dma-buf.h>
 #include <linux/errqueue.h>
 
@@ -86,7 +99,7 @@
 #define DEFAULT_CHUNK		(64ULL << 10)
 #define MAX_CHUNK		(256ULL << 20)
 
-/* devmem TX: iovecs per sendmsg (-I), and the wait for completions */
+/* devmem TX: iovecs per sendmsg (--iovecs), and the wait for completions */
 #define MAX_TX_IOVECS		64
 #define ZC_WAIT_SEC		60
 
@@ -114,49 +127,98 @@
 /* most arguments ethtool() passes on */
 #define MAX_ETHTOOL_ARGS	24
 
+/* Long options of this tree's own, beyond mainline's short ones. */
+enum {
+	OPT_CLIENT_PORT = 256,
+	OPT_BYTES,
+	OPT_BUF_SIZE,
+	OPT_IOVECS,
+	OPT_IO_URING,
+};
+
 struct opts {
 	bool server;			/* -l */
 	int family;			/* AF_INET or AF_INET6, from -s */
 	struct sockaddr_storage srv;	/* -s, with -p */
 	bool have_cli;
-	struct sockaddr_storage cli;	/* -c, with -P (or port 0) */
+	struct sockaddr_storage cli;	/* -c, with --client-port (or 0) */
 	unsigned int srv_port;		/* -p */
-	unsigned int cli_port;		/* -P, 0 if not given */
+	unsigned int cli_port;		/* --client-port, 0 if not given */
 	const char *ifname;		/* -f: server NIC, or client devmem TX */
-	long queue;			/* -q, -1 for the default */
-	long nqueues;			/* -t */
+	long queue;			/* -t, -1 for the default */
+	long nqueues;			/* -q */
 	unsigned int pattern;		/* -v, 0 without validation */
-	unsigned long long send_bytes;	/* -n */
-	unsigned long long buf_size;	/* -b */
+	bool fail_on_linear;		/* -L */
+	bool keep_nic_config;		/* -n */
+	bool from_stdin;		/* client: no --bytes */
+	bool selftest;			/* -f alone */
+	bool io_uring;			/* --io-uring */
+	unsigned long long send_bytes;	/* --bytes */
+	unsigned long long buf_size;	/* --buf-size */
 	unsigned long long chunk;	/* -z */
-	unsigned int niov;		/* -I, iovecs per devmem sendmsg */
+	unsigned int niov;		/* --iovecs, per devmem sendmsg */
 };
 
 static void print_help(FILE *f)
 {
 	fprintf(f,
-		"usage: ncdevmem -l -f IFNAME -s SERVER_ADDR [-c CLIENT_ADDR -P CLIENT_PORT]\n"
-		"                [-p PORT] [-q QUEUE] [-t NQUEUES] [-b BYTES] [-v N]\n"
-		"       ncdevmem -s SERVER_ADDR [-c CLIENT_ADDR] [-P CLIENT_PORT] [-p PORT]\n"
-		"                [-n BYTES] [-z BYTES] [-v N] [-f IFNAME [-b BYTES] [-I N]]\n"
+		"usage: ncdevmem -l -f IFNAME -s SERVER_ADDR [-c CLIENT_ADDR [--client-port PORT]]\n"
+		"                [-p PORT] [-t QUEUE] [-q NQUEUES] [-v N] [-L] [-n]\n"
+		"                [--buf-size BYTES]\n"
+		"       ncdevmem -f IFNAME                    (self-test of the NIC's bind-rx)\n"
+		"       ncdevmem -s SERVER_ADDR [-c CLIENT_ADDR] [--client-port PORT] [-p PORT]\n"
+		"                [-z BYTES] [-v N] [--bytes BYTES]\n"
+		"                [-f IFNAME [--buf-size BYTES] [--iovecs N]]\n"
 		"\n"
+		"The short options are mainline ncdevmem's, with its meanings.\n"
 		"  -l          server: receive one connection into a udmabuf\n"
 		"  -s ADDR     server address (IPv6, IPv4 or v4-mapped IPv6)\n"
 		"  -c ADDR     client address (client binds to it, server steers on it)\n"
 		"  -p PORT     server port (default %d)\n"
-		"  -P PORT     client port (client binds to it, server steers on it)\n"
 		"  -f IFNAME   server: NIC to receive on; client: send with devmem TX\n"
 		"              from a udmabuf bound to IFNAME (the route's device)\n"
-		"  -q QUEUE    first RX queue to bind (default: the last NQUEUES queues)\n"
-		"  -t NQUEUES  number of RX queues to bind (default 1)\n"
-		"  -v N        send / check byte (i %% N) & 0xff at position i, 2..256\n"
-		"  -n BYTES    client: bytes to send (default 64M)\n"
-		"  -b BYTES    udmabuf size, page multiple (default 64M)\n"
-		"  -z BYTES    client: bytes per send() / sendmsg() (default 64K)\n"
-		"  -I N        devmem TX client: iovecs per sendmsg, 1..%d (default 1)\n"
-		"  -h          this help\n"
+		"  -t QUEUE    first RX queue to bind (default: the last NQUEUES queues)\n"
+		"  -q NQUEUES  number of RX queues to bind (default 1)\n"
+		"  -v N        validate the repeating pattern 1, 2, ..., N-1, '\\n'\n"
+		"              (the client sends it with --bytes), 2..256\n"
+		"  -L          server: fail when any payload byte lands in host memory\n"
+		"  -n          server: leave the NIC configuration alone (header split,\n"
+		"              hds-thresh, RSS, flow rules)\n"
+		"  -z BYTES    client: bytes per send() / sendmsg() at most (default 64K)\n"
+		"  -h, --help  this help\n"
+		"This tree's own options:\n"
+		"  --client-port PORT  client binds to it; with -c the server steers the\n"
+		"              flow (src and dst address and port) to the first queue\n"
+		"  --bytes BYTES       client: send BYTES of the -v pattern (zeros\n"
+		"              without -v) instead of standard input\n"
+		"  --buf-size BYTES    udmabuf size, page multiple (default 64M)\n"
+		"  --iovecs N          devmem TX client: iovecs per sendmsg, 1..%d\n"
+		"              (default 1)\n"
+		"  --io-uring          receive (server) and send (devmem TX client)\n"
+		"              through io_uring: IORING_OP_RECVMSG, IORING_OP_SENDMSG_ZC\n"
 		"BYTES take a K, M or G suffix (powers of 1024).\n",
 		DEFAULT_PORT, MAX_TX_IOVECS);
+}
+
+/* ---- the -v pattern ---------------------------------------------------- */
+
+/* Byte @k of a period of mainline's pattern: 1, 2, ..., N-1, '\n'. */
+static unsigned char pattern_byte(unsigned int k, unsigned int n)
+{
+	return k == n - 1 ? '\n' : k + 1;
+}
+
+/* @len bytes of the pattern of period @n, starting at byte @phase. */
+static void pattern_fill(unsigned char *p, size_t len, unsigned int phase,
+			 unsigned int n)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++) {
+		p[i] = pattern_byte(phase, n);
+		if (++phase == n)
+			phase = 0;
+	}
 }
 
 /* ---- option parsing ---------------------------------------------------- */
@@ -216,7 +278,7 @@ static int parse_one(struct opts *o, int c, const char *arg)
 		o->have_cli = true;
 		return devmem_parse_addr(arg, &o->cli) < 0 ? -1 : 0;
 	case 'p':
-	case 'P':
+	case OPT_CLIENT_PORT:
 		if (parse_ulong(arg, 1, 65535, &v))
 			return -1;
 		*(c == 'p' ? &o->srv_port : &o->cli_port) = v;
@@ -224,27 +286,37 @@ static int parse_one(struct opts *o, int c, const char *arg)
 	case 'f':
 		o->ifname = arg;
 		return 0;
-	case 'q':
 	case 't':
-		if (parse_ulong(arg, c == 't', 4096, &v))
+	case 'q':
+		if (parse_ulong(arg, c == 'q', 4096, &v))
 			return -1;
-		*(c == 'q' ? &o->queue : &o->nqueues) = v;
+		*(c == 't' ? &o->queue : &o->nqueues) = v;
 		return 0;
 	case 'v':
 		if (parse_ulong(arg, 2, 256, &v))
 			return -1;
 		o->pattern = v;
 		return 0;
+	case 'L':
+		o->fail_on_linear = true;
+		return 0;
 	case 'n':
+		o->keep_nic_config = true;
+		return 0;
+	case OPT_BYTES:
+		o->from_stdin = false;
 		return devmem_parse_size(arg, &o->send_bytes);
-	case 'b':
+	case OPT_BUF_SIZE:
 		return devmem_parse_size(arg, &o->buf_size);
 	case 'z':
 		return devmem_parse_size(arg, &o->chunk);
-	case 'I':
+	case OPT_IOVECS:
 		if (parse_ulong(arg, 1, MAX_TX_IOVECS, &v))
 			return -1;
 		o->niov = v;
+		return 0;
+	case OPT_IO_URING:
+		o->io_uring = true;
 		return 0;
 	}
 	return -1;
@@ -255,6 +327,8 @@ static int check_opts(struct opts *o)
 {
 	long page = sysconf(_SC_PAGESIZE);
 
+	if (o->selftest)
+		return 0;
 	if (!o->family) {
 		fprintf(stderr, "ncdevmem: -s is required\n");
 		return -1;
@@ -268,11 +342,11 @@ static int check_opts(struct opts *o)
 		return -1;
 	}
 	if (o->server && o->cli_port && !o->have_cli) {
-		fprintf(stderr, "ncdevmem: a steering rule needs -c with -P\n");
+		fprintf(stderr, "ncdevmem: a steering rule needs -c with --client-port\n");
 		return -1;
 	}
 	if (!o->buf_size || o->buf_size % page || o->buf_size > SIZE_MAX) {
-		fprintf(stderr, "ncdevmem: -b must be a non-zero page multiple\n");
+		fprintf(stderr, "ncdevmem: --buf-size must be a non-zero page multiple\n");
 		return -1;
 	}
 	if (!o->chunk || o->chunk > MAX_CHUNK) {
@@ -280,7 +354,15 @@ static int check_opts(struct opts *o)
 		return -1;
 	}
 	if (o->niov != 1 && (o->server || !o->ifname)) {
-		fprintf(stderr, "ncdevmem: -I is for the devmem TX client (-f without -l)\n");
+		fprintf(stderr, "ncdevmem: --iovecs is for the devmem TX client (-f without -l)\n");
+		return -1;
+	}
+	if (o->io_uring && !o->server && !o->ifname) {
+		fprintf(stderr, "ncdevmem: --io-uring is for the server and the devmem TX client\n");
+		return -1;
+	}
+	if ((o->fail_on_linear || o->keep_nic_config) && !o->server) {
+		fprintf(stderr, "ncdevmem: -L and -n are for the server (-l)\n");
 		return -1;
 	}
 	devmem_set_port(&o->srv, o->srv_port);
@@ -290,7 +372,33 @@ static int check_opts(struct opts *o)
 	return 0;
 }
 
-/* getopt into @o: 0, 1 for -h, or -1 on bad usage. */
+static const struct option long_opts[] = {
+	{ "client-port", required_argument, NULL, OPT_CLIENT_PORT },
+	{ "bytes", required_argument, NULL, OPT_BYTES },
+	{ "buf-size", required_argument, NULL, OPT_BUF_SIZE },
+	{ "iovecs", required_argument, NULL, OPT_IOVECS },
+	{ "io-uring", no_argument, NULL, OPT_IO_URING },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* How the user wrote option @c. */
+static const char *opt_name(int c)
+{
+	static char name[32] = "-?";
+	const struct option *lo;
+
+	for (lo = long_opts; lo->name; lo++) {
+		if (lo->val == c && c >= OPT_CLIENT_PORT) {
+			snprintf(name, sizeof(name), "--%s", lo->name);
+			return name;
+		}
+	}
+	snprintf(name, sizeof(name), "-%c", c);
+	return name;
+}
+
+/* getopt_long into @o: 0, 1 for -h, or -1 on bad usage. */
 static int parse_opts(int argc, char **argv, struct opts *o)
 {
 	int c;
@@ -303,15 +411,19 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 	o->buf_size = DEFAULT_SIZE;
 	o->chunk = DEFAULT_CHUNK;
 	o->niov = 1;
+	o->from_stdin = true;
 
-	while ((c = getopt(argc, argv, "ls:c:p:P:f:q:t:v:n:b:z:I:h")) != -1) {
+	/* "-f IFNAME" and nothing else: the self-test */
+	o->selftest = argc == 3 && !strcmp(argv[1], "-f");
+	while ((c = getopt_long(argc, argv, "ls:c:p:f:t:q:v:Lnz:h", long_opts,
+				NULL)) != -1) {
 		if (c == 'h')
 			return 1;
 		if (c == '?')
 			return -1;
 		if (parse_one(o, c, optarg)) {
-			fprintf(stderr, "ncdevmem: bad value for -%c: %s\n",
-				c, optarg);
+			fprintf(stderr, "ncdevmem: bad value for %s: %s\n",
+				opt_name(c), optarg);
 			return -1;
 		}
 	}
@@ -321,6 +433,131 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		return -1;
 	}
 	return check_opts(o);
+}
+
+/* ---- io_uring (--io-uring) -------------------------------------------- */
+
+/* The ring of --io-uring; one request is in flight at a time. */
+static struct io_uring ring;
+static bool ring_ready;
+
+/*
+ * sendmsg_zc notifications: every call whose completion is marked
+ * IORING_CQE_F_MORE (failed ones too) gets one notification later, when
+ * the NIC is done with its bytes.
+ */
+struct ring_notifs {
+	unsigned long long seen;	/* notifications received */
+	long long pending;		/* announced and not yet received */
+};
+
+static int ring_setup(void)
+{
+	int err = io_uring_queue_init(64, &ring, 0);
+
+	if (err) {
+		fprintf(stderr, "ncdevmem: io_uring: %s\n", strerror(-err));
+		return -1;
+	}
+	ring_ready = true;
+	return 0;
+}
+
+static void ring_cleanup(void)
+{
+	if (ring_ready)
+		io_uring_queue_exit(&ring);
+	ring_ready = false;
+}
+
+/*
+ * Submit the prepared request and wait for its completion, accounting in
+ * @notifs (NULL on receive) the notifications that come meanwhile and the
+ * one the completion announces. Returns its result: >= 0, or -1 with
+ * errno set.
+ */
+static ssize_t ring_run(struct ring_notifs *notifs)
+{
+	struct io_uring_cqe *cqe;
+	unsigned int flags;
+	int res, err;
+
+	err = io_uring_submit(&ring);
+	if (err != 1) {
+		errno = err < 0 ? -err : EIO;
+		return -1;
+	}
+	for (;;) {
+		err = io_uring_wait_cqe(&ring, &cqe);
+		if (err == -EINTR)
+			continue;
+		if (err) {
+			errno = -err;
+			return -1;
+		}
+		flags = cqe->flags;
+		res = cqe->res;
+		io_uring_cqe_seen(&ring, cqe);
+		if (!(flags & IORING_CQE_F_NOTIF))
+			break;
+		if (notifs) {
+			notifs->seen++;
+			notifs->pending--;
+		}
+	}
+	if (notifs && (flags & IORING_CQE_F_MORE))
+		notifs->pending++;
+	if (res < 0) {
+		errno = -res;
+		return -1;
+	}
+	return res;
+}
+
+/* IORING_OP_RECVMSG of @msg with @flags. */
+static ssize_t ring_recvmsg(int fd, struct msghdr *msg, int flags)
+{
+	struct io_uring_sqe *sqe = io_uring_get_sqe(&ring);
+
+	io_uring_prep_recvmsg(sqe, fd, msg, flags);
+	return ring_run(NULL);
+}
+
+/* IORING_OP_SENDMSG_ZC of @msg. */
+static ssize_t ring_sendmsg_zc(int fd, struct msghdr *msg,
+			       struct ring_notifs *notifs)
+{
+	struct io_uring_sqe *sqe = io_uring_get_sqe(&ring);
+
+	io_uring_prep_sendmsg_zc(sqe, fd, msg, MSG_NOSIGNAL);
+	return ring_run(notifs);
+}
+
+/* Account the notifications already there, after waiting up to @ms for
+ * one.
+ */
+static void ring_reap(struct ring_notifs *notifs, int ms)
+{
+	struct __kernel_timespec ts = {
+		.tv_sec = ms / 1000,
+		.tv_nsec = (ms % 1000) * 1000000L,
+	};
+	struct io_uring_cqe *cqe;
+
+	if (ms && !io_uring_wait_cqe_timeout(&ring, &cqe, &ts)) {
+		if (cqe->flags & IORING_CQE_F_NOTIF) {
+			notifs->seen++;
+			notifs->pending--;
+		}
+		io_uring_cqe_seen(&ring, cqe);
+	}
+	while (!io_uring_peek_cqe(&ring, &cqe)) {
+		if (cqe->flags & IORING_CQE_F_NOTIF) {
+			notifs->seen++;
+			notifs->pending--;
+		}
+		io_uring_cqe_seen(&ring, cqe);
+	}
 }
 
 /* ---- helpers: ethtool, sysfs, signals ---------------------------------- */
@@ -694,7 +931,7 @@ static void steering_restore(struct server *s)
 	s->rss_changed = false;
 }
 
-/* udmabuf of -b bytes, mapped, bound to the queues through netlink. */
+/* udmabuf of --buf-size bytes, mapped, bound to the queues through netlink. */
 static int dmabuf_bind(struct server *s)
 {
 	char extack[NL_EXTACK_LEN] = "";
@@ -771,11 +1008,16 @@ static int server_listen(struct server *s)
 	return 0;
 }
 
-/* Every setup step, in order; 0 or -1. */
+/* Every setup step, in order; 0 or -1. With -n the NIC is taken as the
+ * user set it up.
+ */
 static int server_setup(struct server *s)
 {
-	if (server_probe(s) || split_enable(s) || steering_setup(s) ||
-	    dmabuf_bind(s))
+	if (server_probe(s))
+		return -1;
+	if (!s->o->keep_nic_config && (split_enable(s) || steering_setup(s)))
+		return -1;
+	if (dmabuf_bind(s))
 		return -1;
 	wait_carrier(s->o->ifname);
 	return server_listen(s);
@@ -852,10 +1094,10 @@ static void validate(const unsigned char *p, size_t len,
 	size_t i;
 
 	for (i = 0; i < len; i++) {
-		if (p[i] != (k & 0xff) &&
+		if (p[i] != pattern_byte(k, n) &&
 		    st->validation_errors++ < MAX_REPORTED_ERRORS)
 			fprintf(stderr, "ncdevmem: byte %llu: expected 0x%02x, got 0x%02x\n",
-				pos + i, k & 0xff, p[i]);
+				pos + i, pattern_byte(k, n), p[i]);
 		if (++k == n)
 			k = 0;
 	}
@@ -1039,7 +1281,10 @@ static int rx_one(struct server *s, struct rx_bufs *b, struct rx_stats *st)
 
 	if (wait_readable(s->fd, &s->wait_mask))
 		return -1;
-	ret = recvmsg(s->fd, &msg, MSG_SOCK_DEVMEM | MSG_DONTWAIT);
+	if (ring_ready)
+		ret = ring_recvmsg(s->fd, &msg, MSG_SOCK_DEVMEM | MSG_DONTWAIT);
+	else
+		ret = recvmsg(s->fd, &msg, MSG_SOCK_DEVMEM | MSG_DONTWAIT);
 	st->recvmsg_calls++;
 	if (ret < 0) {
 		if (errno == EAGAIN || errno == EINTR)
@@ -1057,6 +1302,11 @@ static int rx_one(struct server *s, struct rx_bufs *b, struct rx_stats *st)
 	}
 	if (!CMSG_FIRSTHDR(&msg)) {
 		rx_readable(s, b, ret, st);
+		if (s->o->fail_on_linear) {
+			fprintf(stderr, "ncdevmem: %zd bytes came without devmem cmsgs (-L)\n",
+				ret);
+			return -1;
+		}
 		return 1;
 	}
 	if (sync && dmabuf_sync(s->dmabuf_fd, DMA_BUF_SYNC_START |
@@ -1078,7 +1328,14 @@ static int rx_one(struct server *s, struct rx_bufs *b, struct rx_stats *st)
 		return -1;
 	}
 	st->bytes_total += ret;
-	return tokens_release(s->fd, b, st) ? -1 : 1;
+	if (tokens_release(s->fd, b, st))
+		return -1;
+	if (s->o->fail_on_linear && st->bytes_linear) {
+		fprintf(stderr, "ncdevmem: %llu payload bytes came in host memory (-L)\n",
+			st->bytes_linear);
+		return -1;
+	}
+	return 1;
 }
 
 static int rx_bufs_alloc(struct rx_bufs *b)
@@ -1171,7 +1428,7 @@ static int server_main(const struct opts *o)
 
 /* ---- client ------------------------------------------------------------ */
 
-/* A socket bound to -c / -P when given, connected to -s:-p; or -1. */
+/* A socket bound to -c / --client-port when given, connected to -s:-p; or -1. */
 static int client_try_connect(const struct opts *o, int *err)
 {
 	int fd, one = 1;
@@ -1224,6 +1481,7 @@ struct tx_stats {
 	unsigned long long bytes_devmem;	/* sent from the udmabuf */
 	unsigned long long calls;		/* calls that queued bytes */
 	unsigned long long zc_completed;	/* calls reported complete */
+	struct ring_notifs notifs;		/* --io-uring's instead */
 	unsigned long long zc_copied;		/* of those, reported copied */
 	unsigned long long enobufs;		/* sendmsg retried after ENOBUFS */
 };
@@ -1249,7 +1507,47 @@ static int send_all(int fd, const unsigned char *p, size_t len,
 	return 0;
 }
 
-/* Send -n bytes of the pattern (zeros without -v) in -z sized chunks. */
+/* Read up to @len bytes of standard input into @p: the count, 0 at EOF,
+ * -1 on error.
+ */
+static ssize_t read_stdin(unsigned char *p, size_t len)
+{
+	size_t done = 0;
+	ssize_t n;
+
+	while (done < len) {
+		n = read(STDIN_FILENO, p + done, len - done);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			perror("ncdevmem: read standard input");
+			return -1;
+		}
+		if (!n)
+			break;
+		done += n;
+	}
+	return done;
+}
+
+/* Standard input, in reads of up to -z bytes, until EOF. */
+static int send_stdin(int fd, unsigned char *buf, size_t chunk,
+		      struct tx_stats *st)
+{
+	ssize_t n;
+
+	for (;;) {
+		n = read_stdin(buf, chunk);
+		if (n <= 0)
+			return n;
+		if (send_all(fd, buf, n, st))
+			return -1;
+	}
+}
+
+/* Send --bytes of the pattern (zeros without -v), or standard input, in
+ * -z sized chunks.
+ */
 static int send_stream(int fd, const struct opts *o, struct tx_stats *st)
 {
 	unsigned long long pos = 0, phase = ULLONG_MAX;
@@ -1262,13 +1560,18 @@ static int send_stream(int fd, const struct opts *o, struct tx_stats *st)
 		fprintf(stderr, "ncdevmem: out of memory\n");
 		return -1;
 	}
+	if (o->from_stdin) {
+		err = send_stdin(fd, buf, o->chunk, st);
+		free(buf);
+		return err;
+	}
 	while (pos < o->send_bytes && !err) {
 		len = o->send_bytes - pos < o->chunk ?
 		      o->send_bytes - pos : o->chunk;
 		/* refill only when the chunk starts at another phase */
 		if (o->pattern && pos % o->pattern != phase) {
 			phase = pos % o->pattern;
-			devmem_fill_pattern(buf, o->chunk, phase, o->pattern);
+			pattern_fill(buf, o->chunk, phase, o->pattern);
 		}
 		err = send_all(fd, buf, len, st);
 		pos += len;
@@ -1292,7 +1595,7 @@ struct devmem_tx {
 };
 
 /*
- * Fill the whole udmabuf: byte j = (j % N) & 0xff, zeros without -v.  One
+ * Fill the whole udmabuf with the -v pattern, zeros without it.  One
  * period is written byte by byte, then the filled part (always a whole
  * number of periods) is doubled with memcpy().
  */
@@ -1306,7 +1609,7 @@ static void tx_fill(struct devmem_tx *t)
 		return;
 	}
 	done = len < t->o->pattern ? len : t->o->pattern;
-	devmem_fill_pattern(p, done, 0, t->o->pattern);
+	pattern_fill(p, done, 0, t->o->pattern);
 	while (done < len) {
 		n = len - done < done ? len - done : done;
 		memcpy(p + done, p, n);
@@ -1314,7 +1617,7 @@ static void tx_fill(struct devmem_tx *t)
 	}
 }
 
-/* udmabuf of -b bytes, filled, bound for TX on -f through netlink. */
+/* udmabuf of --buf-size bytes, filled, bound for TX on -f through netlink. */
 static int tx_setup(struct devmem_tx *t)
 {
 	const struct opts *o = t->o;
@@ -1329,8 +1632,9 @@ static int tx_setup(struct devmem_tx *t)
 			strerror(-t->ifindex));
 		return -1;
 	}
-	t->wrap = o->pattern ? o->buf_size / o->pattern * o->pattern :
-			       o->buf_size;
+	/* standard input fills the udmabuf from offset 0 each time */
+	t->wrap = o->pattern && !o->from_stdin ?
+		  o->buf_size / o->pattern * o->pattern : o->buf_size;
 	t->dmabuf_fd = udmabuf_create(o->buf_size, NULL);
 	if (t->dmabuf_fd < 0) {
 		fprintf(stderr, "ncdevmem: udmabuf: %s\n",
@@ -1348,7 +1652,8 @@ static int tx_setup(struct devmem_tx *t)
 		perror("ncdevmem: DMA_BUF_SYNC_START");
 		return -1;
 	}
-	tx_fill(t);
+	if (!o->from_stdin)
+		tx_fill(t);
 	if (sync && dmabuf_sync(t->dmabuf_fd, DMA_BUF_SYNC_END |
 					      DMA_BUF_SYNC_WRITE)) {
 		perror("ncdevmem: DMA_BUF_SYNC_END");
@@ -1396,6 +1701,8 @@ static void tx_cleanup(struct devmem_tx *t)
  * ranges into one message).  Returns the number of calls it completes, 0
  * when the queue is empty, or -1 on anything unexpected.
  */
+/* ---- client: MSG_ZEROCOPY completions ------------------------------------ */
+
 static long long zc_read_one(int fd, struct tx_stats *st)
 {
 	union {
@@ -1460,8 +1767,14 @@ static long long zc_read_one(int fd, struct tx_stats *st)
 /* Empty the error queue without waiting: calls completed, or -1. */
 static long long zc_reap(int fd, struct tx_stats *st)
 {
+	unsigned long long before = st->zc_completed;
 	long long n, total = 0;
 
+	if (ring_ready) {
+		ring_reap(&st->notifs, 0);
+		st->zc_completed = st->notifs.seen;
+		return st->zc_completed - before;
+	}
 	do {
 		n = zc_read_one(fd, st);
 		if (n < 0)
@@ -1469,6 +1782,23 @@ static long long zc_reap(int fd, struct tx_stats *st)
 		total += n;
 	} while (n);
 	return total;
+}
+
+/* --io-uring: wait up to @secs seconds for every announced notification. */
+static int zc_wait_ring(struct tx_stats *st, int secs)
+{
+	double deadline = devmem_now_sec() + secs;
+
+	while (st->notifs.pending > 0) {
+		if (devmem_now_sec() > deadline) {
+			fprintf(stderr, "ncdevmem: %lld notifications missing after %d s\n",
+				st->notifs.pending, secs);
+			return -1;
+		}
+		ring_reap(&st->notifs, 100);
+	}
+	st->zc_completed = st->notifs.seen;
+	return 0;
 }
 
 /*
@@ -1483,6 +1813,9 @@ static int zc_wait(int fd, struct tx_stats *st, unsigned long long target,
 	socklen_t len;
 	long long n;
 	int err;
+
+	if (ring_ready)
+		return zc_wait_ring(st, secs);
 
 	while (st->zc_completed < target) {
 		left = deadline - devmem_now_sec();
@@ -1520,12 +1853,40 @@ static int zc_wait(int fd, struct tx_stats *st, unsigned long long target,
 	return 0;
 }
 
+/* The devmem sendmsg of @iov as io_uring's sendmsg_zc. */
+static ssize_t tx_ring_sendmsg(int fd, const struct devmem_tx *t,
+			       struct iovec *iov, unsigned int n,
+			       struct tx_stats *st)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(__u32))];
+		struct cmsghdr align;
+	} ctrl = {};
+	struct msghdr msg = {
+		.msg_iov = iov,
+		.msg_iovlen = n,
+		.msg_control = ctrl.buf,
+		.msg_controllen = sizeof(ctrl.buf),
+	};
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
+
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_DEVMEM_DMABUF;
+	cm->cmsg_len = CMSG_LEN(sizeof(t->binding_id));
+	memcpy(CMSG_DATA(cm), &t->binding_id, sizeof(t->binding_id));
+	ssize_t ret = ring_sendmsg_zc(fd, &msg, &st->notifs);
+
+	st->zc_completed = st->notifs.seen;
+	return ret;
+}
+
 /*
  * One sendmsg(MSG_ZEROCOPY) of the @len bytes at udmabuf offset @off, in
- * up to -I contiguous iovecs of nearly equal length.
+ * up to --iovecs contiguous iovecs of nearly equal length.
  */
 static ssize_t tx_sendmsg(int fd, const struct devmem_tx *t,
-			  unsigned long long off, size_t len)
+			  unsigned long long off, size_t len,
+			  struct tx_stats *st)
 {
 	struct iovec iov[MAX_TX_IOVECS];
 	size_t piece, extra;
@@ -1541,6 +1902,8 @@ static ssize_t tx_sendmsg(int fd, const struct devmem_tx *t,
 		iov[i].iov_len = piece + (i < extra);
 		off += iov[i].iov_len;
 	}
+	if (ring_ready)
+		return tx_ring_sendmsg(fd, t, iov, n, st);
 	ret = devmem_sendmsg(fd, t->binding_id, iov, n,
 			     MSG_ZEROCOPY | MSG_NOSIGNAL);
 	if (ret < 0) {
@@ -1597,30 +1960,25 @@ static int tx_enobufs(int fd, struct tx_stats *st, double *since)
 }
 
 /*
- * Send -n bytes from the udmabuf in calls of at most -z bytes that do not
- * cross the wrap, reaping completions as they come, then wait for all.
+ * Send stream positions [@pos, @end) from the udmabuf: position i from
+ * offset i % wrap, in calls of up to -z bytes that never cross the wrap.
  */
-static int send_stream_devmem(int fd, struct devmem_tx *t,
-			      struct tx_stats *st)
+static int tx_send_range(int fd, struct devmem_tx *t, struct tx_stats *st,
+			 unsigned long long pos, unsigned long long end)
 {
 	const struct opts *o = t->o;
-	unsigned long long pos = 0, off, len;
+	unsigned long long off, len;
 	double enobufs_since = 0;
-	int one = 1;
 	ssize_t ret;
 
-	if (setsockopt(fd, SOL_SOCKET, SO_ZEROCOPY, &one, sizeof(one))) {
-		perror("ncdevmem: SO_ZEROCOPY");
-		return -1;
-	}
-	while (pos < o->send_bytes) {
+	while (pos < end) {
 		off = pos % t->wrap;
-		len = o->send_bytes - pos;
+		len = end - pos;
 		if (len > o->chunk)
 			len = o->chunk;
 		if (len > t->wrap - off)
 			len = t->wrap - off;
-		ret = tx_sendmsg(fd, t, off, len);
+		ret = tx_sendmsg(fd, t, off, len, st);
 		if (ret < 0 && errno == EINTR)
 			continue;
 		if (ret < 0 && errno == ENOBUFS) {
@@ -1645,6 +2003,61 @@ static int send_stream_devmem(int fd, struct devmem_tx *t,
 		if (zc_reap(fd, st) < 0)
 			return -1;
 	}
+	return 0;
+}
+
+
+/*
+ * Standard input through the udmabuf, as mainline's client does: fill it,
+ * send it, wait until the NIC has read all of it, and again until EOF.
+ */
+static int tx_send_stdin(int fd, struct devmem_tx *t, struct tx_stats *st)
+{
+	/* CPU access brackets only on demand, as in tx_setup() */
+	bool sync = getenv("NCDEVMEM_SYNC");
+	ssize_t n;
+
+	for (;;) {
+		if (sync && dmabuf_sync(t->dmabuf_fd, DMA_BUF_SYNC_START |
+						      DMA_BUF_SYNC_WRITE)) {
+			perror("ncdevmem: DMA_BUF_SYNC_START");
+			return -1;
+		}
+		n = read_stdin(t->map, t->o->buf_size);
+		if (sync && dmabuf_sync(t->dmabuf_fd, DMA_BUF_SYNC_END |
+						      DMA_BUF_SYNC_WRITE)) {
+			perror("ncdevmem: DMA_BUF_SYNC_END");
+			return -1;
+		}
+		if (n <= 0)
+			return n;
+		if (tx_send_range(fd, t, st, 0, n) ||
+		    zc_wait(fd, st, st->calls, ZC_WAIT_SEC))
+			return -1;
+	}
+}
+
+/* The whole stream from the udmabuf: --bytes of the pattern, or standard
+ * input.
+ */
+static int send_stream_devmem(int fd, struct devmem_tx *t,
+			      struct tx_stats *st)
+{
+	int one = 1;
+	int err;
+
+	/* io_uring's sendmsg_zc brings its own completions */
+	if (!ring_ready &&
+	    setsockopt(fd, SOL_SOCKET, SO_ZEROCOPY, &one, sizeof(one))) {
+		perror("ncdevmem: SO_ZEROCOPY");
+		return -1;
+	}
+	if (t->o->from_stdin)
+		err = tx_send_stdin(fd, t, st);
+	else
+		err = tx_send_range(fd, t, st, 0, t->o->send_bytes);
+	if (err)
+		return -1;
 	if (st->enobufs)
 		fprintf(stderr, "ncdevmem: %llu sendmsg calls waited for completions (ENOBUFS)\n",
 			st->enobufs);
@@ -1726,6 +2139,120 @@ static int client_main(const struct opts *o)
 	return 0;
 }
 
+/* ---- self-test (-f alone) ---------------------------------------------- */
+
+/* One check of the self-test: prints it, returns 0 when it held. */
+static int selftest_check(bool held, const char *what, int err,
+			  const char *extack)
+{
+	fprintf(stderr, "ncdevmem: self-test: %s: %s (%s%s%s)\n", what,
+		held ? "ok" : "FAILED", err ? strerror(-err) : "success",
+		extack && *extack ? ": " : "", extack ? extack : "");
+	return held ? 0 : 1;
+}
+
+/* bind-rx of @queues (none when @n is 0) on a fresh netlink socket; the
+ * binding, if any, lives while *@nl is open.
+ */
+static int selftest_bind(struct nl_ctx *nl, int ifindex, int dmabuf,
+			 const unsigned int *queues, int n, char *extack)
+{
+	int err;
+
+	*extack = 0;
+	err = devmem_nl_open(nl);
+	if (err) {
+		snprintf(extack, NL_EXTACK_LEN, "netdev netlink: %s",
+			 strerror(-err));
+		/* not the answer of the kernel we are testing */
+		return -ENOPROTOOPT;
+	}
+	return devmem_bind_rx(nl, ifindex, dmabuf, queues, n, NULL, extack,
+			      NL_EXTACK_LEN);
+}
+
+/* While @queue is bound, shrinking the channels below it is refused and
+ * leaves them as they were.
+ */
+static int selftest_shrink(struct server *s)
+{
+	char count[16];
+	int err, failed;
+
+	snprintf(count, sizeof(count), "%d", s->queue);
+	err = ethtool("-L", s->o->ifname, "combined", count, NULL);
+	failed = selftest_check(err && devmem_rx_queue_count(s->o->ifname) ==
+				s->nrxq,
+				"channels cannot shrink under a bound queue",
+				0, NULL);
+	if (!err) {
+		snprintf(count, sizeof(count), "%d", s->nrxq);
+		ethtool("-L", s->o->ifname, "combined", count, NULL);
+	}
+	return failed;
+}
+
+/*
+ * What mainline's ncdevmem checks when given only -f: a bind without
+ * queues is refused, so is a bind with header split off, a bind of the
+ * last RX queue with header split on works, and the channels cannot shrink
+ * under it. The NIC is put back as it was (split_restore() waits for the
+ * unbind).
+ */
+static int selftest_main(const struct opts *o)
+{
+	struct server s = {
+		.o = o, .dmabuf_fd = -1, .listen_fd = -1, .fd = -1,
+	};
+	char extack[NL_EXTACK_LEN];
+	unsigned int queue;
+	struct nl_ctx nl;
+	int err, failed = 0;
+
+	if (server_probe(&s))
+		return 1;
+	queue = s.queue;
+	s.dmabuf_fd = udmabuf_create(o->buf_size, NULL);
+	if (s.dmabuf_fd < 0) {
+		fprintf(stderr, "ncdevmem: udmabuf: %s\n", strerror(-s.dmabuf_fd));
+		return 1;
+	}
+
+	err = selftest_bind(&nl, s.ifindex, s.dmabuf_fd, NULL, 0, extack);
+	failed += selftest_check(err == -EINVAL, "bind without queues refused",
+				 err, extack);
+	nl_close(&nl);
+
+	err = ethtool_set_tcp_data_split(s.ifindex, false, extack,
+					 sizeof(extack));
+	if (!err)
+		err = selftest_bind(&nl, s.ifindex, s.dmabuf_fd, &queue, 1,
+				    extack);
+	failed += selftest_check(err == -EINVAL,
+				 "bind with header split off refused", err,
+				 extack);
+	nl_close(&nl);
+
+	err = split_enable(&s) ? -EIO : 0;
+	if (!err)
+		err = selftest_bind(&nl, s.ifindex, s.dmabuf_fd, &queue, 1,
+				    extack);
+	failed += selftest_check(!err, "bind with header split on", err,
+				 extack);
+	if (!err && s.nrxq > 1)
+		failed += selftest_shrink(&s);
+	nl_close(&nl);
+
+	split_restore(&s);
+	if (s.saved_split == ETHTOOL_TCP_DATA_SPLIT_ENABLED &&
+	    ethtool_get_tcp_data_split(s.ifindex) != s.saved_split)
+		failed += selftest_check(false, "tcp-data-split put back", 0,
+					 NULL);
+	close(s.dmabuf_fd);
+	printf("selftest_failures: %d\n", failed);
+	return failed ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct opts o;
@@ -1736,5 +2263,11 @@ int main(int argc, char **argv)
 		print_help(ret > 0 ? stdout : stderr);
 		return ret > 0 ? 0 : 2;
 	}
-	return o.server ? server_main(&o) : client_main(&o);
+	if (o.selftest)
+		return selftest_main(&o);
+	if (o.io_uring && ring_setup())
+		return 1;
+	ret = o.server ? server_main(&o) : client_main(&o);
+	ring_cleanup();
+	return ret;
 }

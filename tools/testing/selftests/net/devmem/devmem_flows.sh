@@ -124,14 +124,14 @@ steered_flow()
 
 	frames_before=$(srv_stat rx_queue_1_devmem_frames)
 	q0_before=$(srv_stat rx_queue_0_packets)
-	ncd_server -s "$srv" -c "$cli" -P "$CLI_PORT" -q 1 || { fail "$family: server did not start"; return; }
+	ncd_server -s "$srv" -c "$cli" --client-port "$CLI_PORT" -t 1 || { fail "$family: server did not start"; return; }
 
 	ip netns exec "$SRV_NS" timeout 300 socat -u "$listen" "CREATE:$tmp/plain" &
 	plain_pid=$!
 	topo_wait "ip netns exec $SRV_NS ss -Hltn sport = :$PLAIN_PORT | grep -q LISTEN" 100
 	ip netns exec "$CLI_NS" timeout 300 socat -u "OPEN:$tmp/plain.sent" "$connect" &
 
-	ncd_client -s "$srv" -c "$cli" -P "$CLI_PORT" -n "$bytes" ||
+	ncd_client -s "$srv" -c "$cli" --client-port "$CLI_PORT" --bytes "$bytes" ||
 		{ cat "$tmp/cli.err"; fail "$family: ncdevmem client failed"; }
 	wait "$srv_pid"; rc=$?
 	wait "$plain_pid"
@@ -158,7 +158,7 @@ capture_headers_only()
 	cap_pid=$!
 	topo_wait "grep -q listening $tmp/tcpdump.err" 100
 	ncd_server -s "$SRV_ADDR6" || { fail "capture: server did not start"; return; }
-	ncd_client -s "$SRV_ADDR6" -n $((8 << 20)) || fail "capture: client failed"
+	ncd_client -s "$SRV_ADDR6" --bytes $((8 << 20)) || fail "capture: client failed"
 	wait "$srv_pid"; rc=$?
 	check_server "capture" $((8 << 20)) "$rc"
 	kill "$cap_pid" 2>/dev/null; wait "$cap_pid"
@@ -186,7 +186,7 @@ netem_flow()
 	tc -n "$CLI_NS" qdisc add dev "$CLI_IF" root netem delay 1ms 1ms \
 		reorder 10% 50% loss 1% duplicate 1% || { fail "netem: tc failed"; return; }
 	ncd_server -s "$SRV_ADDR6" || { fail "netem: server did not start"; return; }
-	ncd_client -s "$SRV_ADDR6" -n $((8 << 20)) || fail "netem: client failed"
+	ncd_client -s "$SRV_ADDR6" --bytes $((8 << 20)) || fail "netem: client failed"
 	wait "$srv_pid"; rc=$?
 	check_server "netem" $((8 << 20)) "$rc"
 	tc -n "$CLI_NS" qdisc del dev "$CLI_IF" root
@@ -201,10 +201,10 @@ devmem_tx_flow()
 {
 	local family=$1 srv=$2 cli=$3 port=${4:-$TX_CLI_PORT} bytes=$((${5:-32} << 20)) rc
 
-	ncd_server -s "$srv" -c "$cli" -P "$port" -q 1 ||
+	ncd_server -s "$srv" -c "$cli" --client-port "$port" -t 1 ||
 		{ fail "$family devmem TX: server did not start"; return; }
-	ncd_client -s "$srv" -c "$cli" -P "$port" -n "$bytes" \
-		-f "$CLI_IF" -I 3 -z 61K ||
+	ncd_client -s "$srv" -c "$cli" --client-port "$port" --bytes "$bytes" \
+		-f "$CLI_IF" --iovecs 3 -z 61K ||
 		{ cat "$tmp/cli.err"; fail "$family devmem TX: client failed"; }
 	wait "$srv_pid"; rc=$?
 	check_server "$family devmem TX" "$bytes" "$rc"
@@ -225,7 +225,7 @@ netem_tx_flow()
 		fail "netem TX: server did not start"
 		return
 	fi
-	ncd_client -s "$SRV_ADDR4" -n "$bytes" -f "$CLI_IF" -I 3 -z 61K ||
+	ncd_client -s "$SRV_ADDR4" --bytes "$bytes" -f "$CLI_IF" --iovecs 3 -z 61K ||
 		{ cat "$tmp/cli.err"; fail "netem TX: client failed"; }
 	wait "$srv_pid"; rc=$?
 	tc -n "$CLI_NS" qdisc del dev "$CLI_IF" root
@@ -260,7 +260,7 @@ jumbo_flows()
 	if tc -n "$CLI_NS" qdisc add dev "$CLI_IF" root netem delay 1ms 1ms \
 		reorder 10% 50% loss 1% duplicate 1%; then
 		if ncd_server -s "$SRV_ADDR4"; then
-			ncd_client -s "$SRV_ADDR4" -n $((16 << 20)) -f "$CLI_IF" -I 3 -z 61K ||
+			ncd_client -s "$SRV_ADDR4" --bytes $((16 << 20)) -f "$CLI_IF" --iovecs 3 -z 61K ||
 				{ cat "$tmp/cli.err"; fail "jumbo netem: client failed"; }
 			wait "$srv_pid"; rc=$?
 			check_server "IPv4, MTU 9000, netem" $((16 << 20)) "$rc"
@@ -280,7 +280,7 @@ kill_receiver()
 	local cli_pid
 
 	ncd_server -s "$SRV_ADDR6" || { fail "kill: server did not start"; return; }
-	ncd_client -s "$SRV_ADDR6" -n $((256 << 20)) &
+	ncd_client -s "$SRV_ADDR6" --bytes $((256 << 20)) &
 	cli_pid=$!
 	sleep 3
 	# the receiver itself, not the timeout(1) wrapping it
@@ -288,7 +288,7 @@ kill_receiver()
 	wait "$srv_pid" 2>/dev/null
 	wait "$cli_pid" 2>/dev/null
 	ncd_server -s "$SRV_ADDR6" || { fail "kill: cannot bind again"; return; }
-	ncd_client -s "$SRV_ADDR6" -n $((4 << 20)) || fail "kill: client failed"
+	ncd_client -s "$SRV_ADDR6" --bytes $((4 << 20)) || fail "kill: client failed"
 	wait "$srv_pid"
 	check_server "after kill" $((4 << 20)) $?
 }
@@ -304,7 +304,7 @@ redirect_drops_device_memory()
 		ip -n "$SRV_NS" link set dmv0 up && ip -n "$SRV_NS" link set dmv1 up ||
 		{ fail "redirect: no veth"; return; }
 	ncd_server -s "$SRV_ADDR6" || { fail "redirect: server did not start"; return; }
-	ncd_client -s "$SRV_ADDR6" -n $((256 << 20)) &
+	ncd_client -s "$SRV_ADDR6" --bytes $((256 << 20)) &
 	cli_pid=$!
 	sleep 2
 	tc -n "$SRV_NS" qdisc add dev "$SRV_IF" ingress &&

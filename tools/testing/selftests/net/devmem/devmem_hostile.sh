@@ -122,12 +122,12 @@ fwd_setup()
 	ip netns exec "$SRV_NS" sysctl -qw net.ipv6.conf.all.forwarding=1
 }
 
-# The bound queue receives everything: ncdevmem without -P points the
+# The bound queue receives everything: ncdevmem without --client-port points the
 # whole RSS table at it and waits for its connection meanwhile.
 server_start()
 {
 	ip netns exec "$SRV_NS" timeout $((900 * TOPO_SCALE)) "$NCDEVMEM" -l -f "$SRV_IF" \
-		-s "$SRV_ADDR6" -p "$PORT" -q 1 -v "$PATTERN" \
+		-s "$SRV_ADDR6" -p "$PORT" -t 1 -v "$PATTERN" \
 		> "$tmp/srv.out" 2> "$tmp/srv.err" &
 	srv_pid=$!
 	topo_wait "grep -q listening $tmp/srv.out" 300 ||
@@ -580,7 +580,7 @@ devmem_flow()
 
 	ip netns exec "$CLI_NS" $PEER send "$SRV_ADDR6" "$UDP_PORT" 500 1200 > /dev/null &
 	ip netns exec "$CLI_NS" timeout $((600 * TOPO_SCALE)) "$NCDEVMEM" -s "$SRV_ADDR6" -p "$PORT" \
-		-v "$PATTERN" -n "$bytes" > "$tmp/cli.out" 2> "$tmp/cli.err" ||
+		-v "$PATTERN" --bytes "$bytes" > "$tmp/cli.out" 2> "$tmp/cli.err" ||
 		{ cat "$tmp/cli.err"; fail "flow: client failed"; }
 	wait %%
 	wait "$srv_pid"; rc=$?

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <poll.h>
 #include <unistd.h>
 #include <net/if.h>
 #include <netinet/in.h>
@@ -406,6 +407,31 @@ int nl_attr_get_u64(const struct nlattr *a, __u64 *val)
 	return nl_attr_get(a, val, sizeof(*val));
 }
 
+/**
+ * nl_attr_get_uint - read an attribute of the spec's "uint" type
+ * @a: the attribute, or NULL
+ * @val: where its value goes
+ *
+ * Return: 0, or -EPROTO when @a is absent or neither 4 nor 8 bytes long.
+ */
+int nl_attr_get_uint(const struct nlattr *a, __u64 *val)
+{
+	__u32 v32;
+
+	if (!a)
+		return -EPROTO;
+	if (nl_attr_len(a) == sizeof(v32)) {
+		memcpy(&v32, nl_attr_data(a), sizeof(v32));
+		*val = v32;
+		return 0;
+	}
+	if (nl_attr_len(a) == sizeof(*val)) {
+		memcpy(val, nl_attr_data(a), sizeof(*val));
+		return 0;
+	}
+	return -EPROTO;
+}
+
 /* ---------------------------------------------------------------------- */
 /* Socket, request and answer                                               */
 /* ---------------------------------------------------------------------- */
@@ -691,6 +717,122 @@ static int genl_lookup(struct nl_ctx *nl, const char *name, __u16 *id,
 int genl_resolve_family(struct nl_ctx *nl, const char *name, __u16 *id_out)
 {
 	return genl_lookup(nl, name, id_out, NULL);
+}
+
+/* Answer of CTRL_CMD_GETFAMILY, looking for one multicast group. */
+struct genl_group_reply {
+	const char *name;
+	bool found;
+	__u32 id;
+};
+
+/* genl_group_cb - find r->name in CTRL_ATTR_MCAST_GROUPS. */
+static int genl_group_cb(const struct nlmsghdr *nlh, void *arg)
+{
+	const struct nlattr *tb[CTRL_ATTR_MAX + 1];
+	struct genl_group_reply *r = arg;
+	const struct nlattr *grp;
+	const void *attrs;
+	size_t len;
+
+	attrs = nl_genl_attrs(nlh, &len);
+	if (!attrs)
+		return -EPROTO;
+	nl_attr_parse(tb, CTRL_ATTR_MAX, attrs, len);
+	if (!tb[CTRL_ATTR_MCAST_GROUPS])
+		return 0;
+	nl_attr_for_each(grp, nl_attr_data(tb[CTRL_ATTR_MCAST_GROUPS]),
+			 nl_attr_len(tb[CTRL_ATTR_MCAST_GROUPS])) {
+		const struct nlattr *gb[CTRL_ATTR_MCAST_GRP_MAX + 1];
+		const char *name;
+
+		nl_attr_parse(gb, CTRL_ATTR_MCAST_GRP_MAX, nl_attr_data(grp),
+			      nl_attr_len(grp));
+		if (!gb[CTRL_ATTR_MCAST_GRP_NAME])
+			continue;
+		name = nl_attr_data(gb[CTRL_ATTR_MCAST_GRP_NAME]);
+		if (strncmp(name, r->name,
+			    nl_attr_len(gb[CTRL_ATTR_MCAST_GRP_NAME])))
+			continue;
+		if (nl_attr_get_u32(gb[CTRL_ATTR_MCAST_GRP_ID], &r->id))
+			return -EPROTO;
+		r->found = true;
+	}
+	return 0;
+}
+
+/**
+ * nl_join_group - join a multicast group of a generic netlink family
+ * @nl: an open socket
+ * @family: the family's name
+ * @group: the group's name
+ *
+ * Return: 0, -ENOENT when the family has no such group, or another
+ * negative errno.
+ */
+int nl_join_group(struct nl_ctx *nl, const char *family, const char *group)
+{
+	struct genl_group_reply r = { .name = group };
+	struct nl_msg *m;
+	int err;
+
+	m = malloc(sizeof(*m));
+	if (!m)
+		return -ENOMEM;
+	nl_msg_init(m, GENL_ID_CTRL, CTRL_CMD_GETFAMILY, 1, 0);
+	nl_put_str(m, CTRL_ATTR_FAMILY_NAME, family);
+	err = nl_request(nl, m, genl_group_cb, &r, NULL, 0);
+	free(m);
+	if (err)
+		return err;
+	if (!r.found)
+		return -ENOENT;
+	if (setsockopt(nl->fd, SOL_NETLINK, NETLINK_ADD_MEMBERSHIP, &r.id,
+		       sizeof(r.id)))
+		return -errno;
+	return 0;
+}
+
+/**
+ * nl_wait_ntf - read notifications until one is the awaited one
+ * @nl: a socket that joined a group
+ * @cb: called for each notification; non-zero ends the wait
+ * @arg: passed to @cb
+ * @timeout_ms: how long to wait in all
+ *
+ * Return: what @cb returned, or -ETIMEDOUT.
+ */
+int nl_wait_ntf(struct nl_ctx *nl, nl_reply_cb cb, void *arg, int timeout_ms)
+{
+	unsigned long long end = devmem_now_ns() +
+				 (unsigned long long)timeout_ms * 1000000ULL;
+
+	while (devmem_now_ns() < end) {
+		int left = (end - devmem_now_ns()) / 1000000ULL + 1;
+		struct pollfd pfd = { .fd = nl->fd, .events = POLLIN };
+		ssize_t n;
+		size_t off;
+
+		if (poll(&pfd, 1, left) <= 0)
+			continue;
+		n = nl_recv(nl);
+		if (n < 0 && n != -ETIMEDOUT)
+			return n;
+		for (off = 0; n > 0 && nl_msg_ok(nl->rbuf, off, n);
+		     off += NLMSG_ALIGN(((const struct nlmsghdr *)
+					 ((char *)nl->rbuf + off))->nlmsg_len)) {
+			const struct nlmsghdr *nlh =
+				(const void *)((char *)nl->rbuf + off);
+			int ret;
+
+			if (nlh->nlmsg_type < NLMSG_MIN_TYPE)
+				continue;
+			ret = cb(nlh, arg);
+			if (ret)
+				return ret;
+		}
+	}
+	return -ETIMEDOUT;
 }
 
 /**
@@ -1048,6 +1190,124 @@ int devmem_queue_dump(struct nl_ctx *nl, int ifindex, devmem_queue_cb cb,
 	if (ifindex > 0)
 		nl_put_u32(m, NETDEV_A_QUEUE_IFINDEX, ifindex);
 	err = nl_request(nl, m, devmem_queue_dump_cb, &s, NULL, 0);
+	free(m);
+	return err;
+}
+
+/**
+ * devmem_pool_parse - fill @p from a page-pool-get answer or notification
+ * @nlh: the message
+ * @p: where the pool goes
+ *
+ * Return: 0, or -EPROTO without a pool id.
+ */
+int devmem_pool_parse(const struct nlmsghdr *nlh, struct devmem_pool_info *p)
+{
+	const struct nlattr *tb[NETDEV_A_PAGE_POOL_MAX + 1];
+	const struct genlmsghdr *gh = NLMSG_DATA(nlh);
+	const void *attrs;
+	size_t len;
+
+	memset(p, 0, sizeof(*p));
+	attrs = nl_genl_attrs(nlh, &len);
+	if (!attrs)
+		return -EPROTO;
+	p->cmd = gh->cmd;
+	nl_attr_parse(tb, NETDEV_A_PAGE_POOL_MAX, attrs, len);
+	if (nl_attr_get_uint(tb[NETDEV_A_PAGE_POOL_ID], &p->id))
+		return -EPROTO;
+	p->has_ifindex = !nl_attr_get_u32(tb[NETDEV_A_PAGE_POOL_IFINDEX],
+					  &p->ifindex);
+	nl_attr_get_uint(tb[NETDEV_A_PAGE_POOL_NAPI_ID], &p->napi_id);
+	nl_attr_get_uint(tb[NETDEV_A_PAGE_POOL_INFLIGHT], &p->inflight);
+	nl_attr_get_uint(tb[NETDEV_A_PAGE_POOL_INFLIGHT_MEM],
+			 &p->inflight_mem);
+	p->detached = !nl_attr_get_uint(tb[NETDEV_A_PAGE_POOL_DETACH_TIME],
+					&p->detach_time);
+	nl_attr_get_u32(tb[NETDEV_A_PAGE_POOL_DMABUF], &p->dmabuf);
+	return 0;
+}
+
+/* State of a page-pool-get request: the user's callback or the answer. */
+struct devmem_pool_req {
+	devmem_pool_cb cb;
+	void *arg;
+	bool stopped;
+	struct devmem_pool_info *out;
+	bool found;
+};
+
+/* devmem_pool_req_cb - parse one pool; keep it or hand it on. */
+static int devmem_pool_req_cb(const struct nlmsghdr *nlh, void *arg)
+{
+	struct devmem_pool_req *r = arg;
+	struct devmem_pool_info p;
+	int ret;
+
+	if (r->stopped)
+		return 0;
+	ret = devmem_pool_parse(nlh, &p);
+	if (ret)
+		return ret;
+	if (r->out) {
+		*r->out = p;
+		r->found = true;
+		return 0;
+	}
+	ret = r->cb(&p, r->arg);
+	if (ret > 0)
+		r->stopped = true;
+	return ret < 0 ? ret : 0;
+}
+
+/**
+ * devmem_page_pool_get - NETDEV_CMD_PAGE_POOL_GET (do) for one pool
+ * @nl: a "netdev" socket
+ * @id: the pool's id
+ * @out: the answer
+ *
+ * Return: 0 with *@out filled, or a negative errno.
+ */
+int devmem_page_pool_get(struct nl_ctx *nl, __u64 id,
+			 struct devmem_pool_info *out)
+{
+	struct devmem_pool_req r = { .out = out };
+	struct nl_msg *m;
+	int err;
+
+	m = malloc(sizeof(*m));
+	if (!m)
+		return -ENOMEM;
+	nl_msg_init_family(m, nl, NETDEV_CMD_PAGE_POOL_GET, 0);
+	nl_put_u32(m, NETDEV_A_PAGE_POOL_ID, id);
+	err = nl_request(nl, m, devmem_pool_req_cb, &r, NULL, 0);
+	free(m);
+	if (err)
+		return err;
+	return r.found ? 0 : -EPROTO;
+}
+
+/**
+ * devmem_page_pool_dump - NETDEV_CMD_PAGE_POOL_GET (dump)
+ * @nl: a "netdev" socket
+ * @cb: called once per pool
+ * @arg: passed to @cb
+ *
+ * Return: 0, @cb's negative errno, or the request's.
+ */
+int devmem_page_pool_dump(struct nl_ctx *nl, devmem_pool_cb cb, void *arg)
+{
+	struct devmem_pool_req r = { .cb = cb, .arg = arg };
+	struct nl_msg *m;
+	int err;
+
+	if (!cb)
+		return -EINVAL;
+	m = malloc(sizeof(*m));
+	if (!m)
+		return -ENOMEM;
+	nl_msg_init_family(m, nl, NETDEV_CMD_PAGE_POOL_GET, NLM_F_DUMP);
+	err = nl_request(nl, m, devmem_pool_req_cb, &r, NULL, 0);
 	free(m);
 	return err;
 }

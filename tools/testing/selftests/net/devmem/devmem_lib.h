@@ -293,8 +293,58 @@ struct devmem_queue_info {
  */
 typedef int (*devmem_queue_cb)(const struct devmem_queue_info *q, void *arg);
 
+/**
+ * struct devmem_pool_info - one page pool, from page-pool-get or a
+ *	page-pool notification
+ * @cmd: the message's command (NETDEV_CMD_PAGE_POOL_*)
+ * @id: NETDEV_A_PAGE_POOL_ID
+ * @has_ifindex: NETDEV_A_PAGE_POOL_IFINDEX was present
+ * @ifindex: its value
+ * @napi_id: NETDEV_A_PAGE_POOL_NAPI_ID, 0 if absent
+ * @inflight: NETDEV_A_PAGE_POOL_INFLIGHT
+ * @inflight_mem: NETDEV_A_PAGE_POOL_INFLIGHT_MEM
+ * @detached: NETDEV_A_PAGE_POOL_DETACH_TIME was present
+ * @detach_time: its value
+ * @dmabuf: NETDEV_A_PAGE_POOL_DMABUF, 0 if absent
+ */
+struct devmem_pool_info {
+	__u8 cmd;
+	__u64 id;
+	bool has_ifindex;
+	__u32 ifindex;
+	__u64 napi_id;
+	__u64 inflight;
+	__u64 inflight_mem;
+	bool detached;
+	__u64 detach_time;
+	__u32 dmabuf;
+};
+
+/* Called once per pool by devmem_page_pool_dump(), as devmem_queue_cb. */
+typedef int (*devmem_pool_cb)(const struct devmem_pool_info *p, void *arg);
+
+/* A "uint" attribute of the spec: 4 or 8 bytes; 0 or -EPROTO. */
+int nl_attr_get_uint(const struct nlattr *a, __u64 *val);
+/*
+ * Join multicast group @group of family @family (resolved through
+ * "nlctrl"); 0, -ENOENT without such a group, or another negative errno.
+ */
+int nl_join_group(struct nl_ctx *nl, const char *family, const char *group);
+/*
+ * Read notifications for up to @timeout_ms, calling @cb for each until it
+ * returns non-zero; returns that value, or -ETIMEDOUT.
+ */
+int nl_wait_ntf(struct nl_ctx *nl, nl_reply_cb cb, void *arg, int timeout_ms);
+
 /* nl_open() for the "netdev" family. */
 int devmem_nl_open(struct nl_ctx *nl);
+/* Fill @p from a page-pool message; -EPROTO without an id. */
+int devmem_pool_parse(const struct nlmsghdr *nlh, struct devmem_pool_info *p);
+/* NETDEV_CMD_PAGE_POOL_GET (do) for pool @id. */
+int devmem_page_pool_get(struct nl_ctx *nl, __u64 id,
+			 struct devmem_pool_info *out);
+/* NETDEV_CMD_PAGE_POOL_GET (dump); @cb as for devmem_queue_dump(). */
+int devmem_page_pool_dump(struct nl_ctx *nl, devmem_pool_cb cb, void *arg);
 /*
  * Append one NETDEV_A_DMABUF_QUEUES nest { NETDEV_A_QUEUE_ID = @id,
  * NETDEV_A_QUEUE_TYPE = @type }; a negative @id or @type leaves that

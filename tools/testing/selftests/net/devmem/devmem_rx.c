@@ -30,6 +30,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include <liburing.h>
 #include <linux/dma-buf.h>
 #include <linux/tcp.h>
 
@@ -273,27 +274,19 @@ static long free_tokens(int fd, struct rx_state *st)
  * check every byte against the pattern (dma-buf bytes through @map), keep
  * the tokens. Returns recvmsg's result (-errno on failure).
  */
-static ssize_t devmem_recv(int fd, const unsigned char *map, void *iov_buf,
-			   struct rx_state *st, int flags)
+/* The control messages of one devmem receive that returned @ret bytes. */
+static ssize_t devmem_recv_walk(struct msghdr *msg, ssize_t ret,
+				const unsigned char *map, void *iov_buf,
+				struct rx_state *st)
 {
-	static char ctrl[CMSG_BUF_LEN];
-	struct iovec iov = { .iov_base = iov_buf, .iov_len = IOV_LEN };
-	struct msghdr msg = {
-		.msg_iov = &iov, .msg_iovlen = 1,
-		.msg_control = ctrl, .msg_controllen = sizeof(ctrl),
-	};
 	const unsigned char *lin = iov_buf;
 	size_t seen = 0;
 	struct cmsghdr *cm;
-	ssize_t ret;
 
-	ret = recvmsg(fd, &msg, MSG_SOCK_DEVMEM | flags);
-	if (ret <= 0)
-		return ret < 0 ? -errno : 0;
-	if (msg.msg_flags & MSG_CTRUNC)
+	if (msg->msg_flags & MSG_CTRUNC)
 		return -EMSGSIZE;
 
-	for (cm = CMSG_FIRSTHDR(&msg); cm; cm = CMSG_NXTHDR(&msg, cm)) {
+	for (cm = CMSG_FIRSTHDR(msg); cm; cm = CMSG_NXTHDR(msg, cm)) {
 		struct dmabuf_cmsg *dc = (void *)CMSG_DATA(cm);
 
 		if (cm->cmsg_level != SOL_SOCKET)
@@ -329,6 +322,54 @@ static ssize_t devmem_recv(int fd, const unsigned char *map, void *iov_buf,
 		return -EPROTO;
 	}
 	return ret;
+}
+
+static ssize_t devmem_recv(int fd, const unsigned char *map, void *iov_buf,
+			   struct rx_state *st, int flags)
+{
+	static char ctrl[CMSG_BUF_LEN];
+	struct iovec iov = { .iov_base = iov_buf, .iov_len = IOV_LEN };
+	struct msghdr msg = {
+		.msg_iov = &iov, .msg_iovlen = 1,
+		.msg_control = ctrl, .msg_controllen = sizeof(ctrl),
+	};
+	ssize_t ret;
+
+	ret = recvmsg(fd, &msg, MSG_SOCK_DEVMEM | flags);
+	if (ret <= 0)
+		return ret < 0 ? -errno : 0;
+	return devmem_recv_walk(&msg, ret, map, iov_buf, st);
+}
+
+/* devmem_recv() through io_uring's IORING_OP_RECVMSG. */
+static ssize_t devmem_recv_uring(struct io_uring *ring, int fd,
+				 const unsigned char *map, void *iov_buf,
+				 struct rx_state *st, int flags)
+{
+	static char ctrl[CMSG_BUF_LEN];
+	struct iovec iov = { .iov_base = iov_buf, .iov_len = IOV_LEN };
+	struct msghdr msg = {
+		.msg_iov = &iov, .msg_iovlen = 1,
+		.msg_control = ctrl, .msg_controllen = sizeof(ctrl),
+	};
+	struct io_uring_cqe *cqe;
+	struct io_uring_sqe *sqe;
+	ssize_t ret;
+
+	sqe = io_uring_get_sqe(ring);
+	if (!sqe)
+		return -EBUSY;
+	io_uring_prep_recvmsg(sqe, fd, &msg, MSG_SOCK_DEVMEM | flags);
+	if (io_uring_submit(ring) != 1)
+		return -EIO;
+	ret = io_uring_wait_cqe(ring, &cqe);
+	if (ret)
+		return ret;
+	ret = cqe->res;
+	io_uring_cqe_seen(ring, cqe);
+	if (ret <= 0)
+		return ret;
+	return devmem_recv_walk(&msg, ret, map, iov_buf, st);
 }
 
 /* Receive until EOF (or @limit bytes), giving tokens back as we go. */
@@ -849,6 +890,104 @@ TEST_F_TIMEOUT(devmem_rx, close_with_tokens_held, FLOW_TIMEOUT)
 	EXPECT_LT(0U, st.ntokens);
 	close(self->fd);
 	self->fd = -1;
+	free(st.tokens);
+}
+
+/* io_uring's recvmsg with MSG_SOCK_DEVMEM delivers the same cmsgs and
+ * tokens as recvmsg(2); a peek is refused the same way.
+ */
+TEST_F_TIMEOUT(devmem_rx, io_uring_recvmsg, FLOW_TIMEOUT)
+{
+	struct client_opts o = { .bytes = 8 << 20, .chunk = 64 << 10 };
+	struct rx_state st = { .binding_id = self->binding_id };
+	struct io_uring ring;
+	void *buf = malloc(IOV_LEN);
+	ssize_t r;
+
+	ASSERT_NE(NULL, buf);
+	ASSERT_EQ(0, io_uring_queue_init(8, &ring, 0));
+	ASSERT_LE(0, start_flow(_metadata, self, &o));
+	wait_readable(self->fd, 1);
+	EXPECT_EQ(-EFAULT, devmem_recv_uring(&ring, self->fd, self->map, buf,
+					     &st, MSG_PEEK));
+	while (st.pos < o.bytes) {
+		r = devmem_recv_uring(&ring, self->fd, self->map, buf, &st, 0);
+		ASSERT_LT(0, r) TH_LOG("io_uring recvmsg: %s", strerror(-r));
+		ASSERT_LE(0, free_tokens(self->fd, &st));
+	}
+	EXPECT_EQ(0U, st.bad);
+	EXPECT_FALSE(st.bad_id);
+	EXPECT_EQ(0U, st.host_bytes);
+	EXPECT_LT(0U, st.frags);
+	EXPECT_EQ(0, finish_flow(self));
+	io_uring_queue_exit(&ring);
+	free(buf);
+	free(st.tokens);
+}
+
+/* The live pools taking buffers from the binding, as page-pool-get shows
+ * them.
+ */
+struct binding_pools {
+	__u32 binding;
+	__u32 ifindex;
+	int pools;
+	int bad;		/* not under the device, or without a NAPI id */
+	__u64 inflight;
+};
+
+static int add_binding_pool(const struct devmem_pool_info *p, void *arg)
+{
+	struct binding_pools *bp = arg;
+
+	if (p->dmabuf != bp->binding || p->detached)
+		return 0;
+	bp->pools++;
+	bp->bad += !p->has_ifindex || p->ifindex != bp->ifindex ||
+		   !p->napi_id;
+	bp->inflight += p->inflight;
+	return 0;
+}
+
+static int binding_pools(FIXTURE_DATA(devmem_rx) *self,
+			 struct binding_pools *bp)
+{
+	*bp = (struct binding_pools){
+		.binding = self->binding_id,
+		.ifindex = self->ifindex,
+	};
+	return devmem_page_pool_dump(&self->nl, add_binding_pool, bp);
+}
+
+/* page-pool-get shows where the dma-buf's buffers are: tokens held count
+ * as in flight until they are given back.
+ */
+TEST_F_TIMEOUT(devmem_rx, page_pool_inflight_follows_tokens, FLOW_TIMEOUT)
+{
+	struct client_opts o = { .bytes = 8 << 20, .chunk = 64 << 10 };
+	struct binding_pools idle, held, back;
+	struct rx_state st = {};
+	size_t ntokens;
+
+	ASSERT_EQ(0, binding_pools(self, &idle));
+	EXPECT_EQ(variant->both_queues ? 2 : 1, idle.pools);
+	EXPECT_EQ(0, idle.bad);
+	ASSERT_LE(0, start_flow(_metadata, self, &o));
+	ASSERT_EQ(0, devmem_recv_all(self->fd, self->map, &st, 4 << 20, true));
+	ntokens = st.ntokens;
+	ASSERT_EQ(0, binding_pools(self, &held));
+	EXPECT_LE(idle.inflight + ntokens / 2, held.inflight)
+		TH_LOG("idle %llu in flight, %zu tokens held, then %llu",
+		       idle.inflight, ntokens, held.inflight);
+	EXPECT_EQ((long)ntokens, free_tokens(self->fd, &st));
+	ASSERT_EQ(0, devmem_recv_all(self->fd, self->map, &st, o.bytes,
+				     false));
+	EXPECT_EQ(0U, st.bad);
+	EXPECT_EQ(0, finish_flow(self));
+	ASSERT_EQ(0, binding_pools(self, &back));
+	EXPECT_LE(back.inflight + ntokens / 2, held.inflight)
+		TH_LOG("%llu in flight with the tokens, %llu after",
+		       held.inflight, back.inflight);
 	free(st.tokens);
 }
 

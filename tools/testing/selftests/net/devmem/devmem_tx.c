@@ -37,6 +37,7 @@
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <liburing.h>
 #include <linux/dma-buf.h>
 #include <linux/errqueue.h>
 #include <linux/sockios.h>
@@ -1010,6 +1011,147 @@ TEST_F_TIMEOUT(devmem_tx, sendmsg_errors, FLOW_TIMEOUT)
 	tx_sent(t, r);
 	ASSERT_EQ(0, tx_devmem(t, 200000, 0));
 	finish_stream(_metadata, self);
+}
+
+/* --- io_uring ------------------------------------------------------------ */
+
+/* One IORING_OP_SENDMSG_ZC carrying the devmem cmsg of binding @id. */
+struct uring_send {
+	struct msghdr msg;
+	struct iovec iov[3];
+	union {
+		char buf[CMSG_SPACE(sizeof(__u32))];
+		struct cmsghdr align;
+	} ctrl;
+};
+
+static void uring_send_init(struct uring_send *u, __u32 id, int niov)
+{
+	struct cmsghdr *cm;
+
+	memset(u, 0, sizeof(*u));
+	u->msg.msg_iov = u->iov;
+	u->msg.msg_iovlen = niov;
+	u->msg.msg_control = u->ctrl.buf;
+	u->msg.msg_controllen = sizeof(u->ctrl.buf);
+	cm = CMSG_FIRSTHDR(&u->msg);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_DEVMEM_DMABUF;
+	cm->cmsg_len = CMSG_LEN(sizeof(id));
+	memcpy(CMSG_DATA(cm), &id, sizeof(id));
+}
+
+/*
+ * Submit @u on @fd and wait for its result: bytes sent or -errno. A
+ * notification ("the NIC is done with the bytes") follows every call
+ * marked IORING_CQE_F_MORE; *@notifs counts those still to come, and the
+ * ones that arrive meanwhile are taken off.
+ */
+static ssize_t uring_sendmsg_zc(struct io_uring *ring, int fd,
+				struct uring_send *u, int *notifs)
+{
+	struct io_uring_cqe *cqe;
+	struct io_uring_sqe *sqe;
+	unsigned int flags;
+	ssize_t res;
+
+	sqe = io_uring_get_sqe(ring);
+	if (!sqe)
+		return -EBUSY;
+	io_uring_prep_sendmsg_zc(sqe, fd, &u->msg, 0);
+	if (io_uring_submit(ring) != 1)
+		return -EIO;
+	for (;;) {
+		if (io_uring_wait_cqe(ring, &cqe))
+			return -EIO;
+		flags = cqe->flags;
+		res = cqe->res;
+		io_uring_cqe_seen(ring, cqe);
+		if (!(flags & IORING_CQE_F_NOTIF))
+			break;
+		(*notifs)--;
+	}
+	if (flags & IORING_CQE_F_MORE)
+		(*notifs)++;
+	return res;
+}
+
+/* Wait until every notification came, WAIT_SEC at most. */
+static int uring_wait_notifs(struct io_uring *ring, int *notifs)
+{
+	struct __kernel_timespec ts = { .tv_sec = WAIT_SEC };
+	struct io_uring_cqe *cqe;
+
+	while (*notifs > 0) {
+		if (io_uring_wait_cqe_timeout(ring, &cqe, &ts))
+			return -ETIMEDOUT;
+		if (cqe->flags & IORING_CQE_F_NOTIF)
+			(*notifs)--;
+		io_uring_cqe_seen(ring, cqe);
+	}
+	return 0;
+}
+
+/*
+ * A devmem stream sent with io_uring's sendmsg_zc (no SO_ZEROCOPY needed:
+ * io_uring's notifications are the completions): the receiver gets every
+ * byte intact, every call is notified. A bad binding id and a range past
+ * the dma-buf fail the call as sendmsg(2) does.
+ */
+TEST_F_TIMEOUT(devmem_tx, io_uring_sendmsg_zc, FLOW_TIMEOUT)
+{
+	struct tx_state *t = &self->tx;
+	struct rx_opts o = {};
+	struct rx_report rep;
+	struct io_uring ring;
+	struct uring_send u;
+	int notifs = 0, n;
+	size_t end;
+	ssize_t r;
+
+	ASSERT_EQ(0, io_uring_queue_init(16, &ring, 0));
+	ASSERT_EQ(0, rx_start(self, &o));
+	ASSERT_EQ(0, tx_open(self, SRV_ADDR6, false));
+
+	uring_send_init(&u, 0x7fffffff, 1);
+	u.iov[0].iov_len = 1000;
+	EXPECT_EQ(-EINVAL, uring_sendmsg_zc(&ring, t->fd, &u, &notifs));
+	uring_send_init(&u, t->id, 1);
+	u.iov[0].iov_base = (void *)(uintptr_t)(TX_BUF_SIZE - 100);
+	u.iov[0].iov_len = 101;
+	EXPECT_EQ(-EFAULT, uring_sendmsg_zc(&ring, t->fd, &u, &notifs));
+	EXPECT_EQ(0, tx_outq(t->fd));
+
+	end = 4 << 20;
+	while (t->pos < end) {
+		size_t pos = t->pos, total = 0;
+
+		uring_send_init(&u, t->id, 3);
+		for (n = 0; n < 3; n++) {
+			size_t len = seg_sizes[t->salt % ARRAY_SIZE(seg_sizes)];
+
+			if (len > end - pos)
+				len = end - pos;
+			u.iov[n].iov_base =
+				(void *)(uintptr_t)tx_offset(pos, len, t->salt);
+			u.iov[n].iov_len = len;
+			t->salt++;
+			pos += len;
+			total += len;
+		}
+		r = uring_sendmsg_zc(&ring, t->fd, &u, &notifs);
+		/* a socket short of room sends part of it, as sendmsg(2) */
+		ASSERT_LT(0, r) TH_LOG("sendmsg_zc: %s", strerror(-r));
+		ASSERT_GE((ssize_t)total, r);
+		t->pos += r;
+	}
+	ASSERT_EQ(0, shutdown(t->fd, SHUT_WR));
+	ASSERT_EQ(0, rx_finish(self, &rep));
+	check_report(_metadata, &rep, t->pos);
+	EXPECT_EQ(0, uring_wait_notifs(&ring, &notifs));
+	EXPECT_EQ(0, zc_drain(t));
+	EXPECT_EQ(0, tx_outq_settled(t->fd, 10));
+	io_uring_queue_exit(&ring);
 }
 
 /* --- the route's device --------------------------------------------------- */

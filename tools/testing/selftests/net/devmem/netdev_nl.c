@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The netdev generic netlink family: dev-get, queue-get, and every way
- * bind-rx can be refused. A refused bind leaves no binding behind.
+ * The netdev generic netlink family: dev-get, queue-get, page-pool-get,
+ * page-pool-stats-get, the notifications, and every way bind-rx can be
+ * refused. A refused bind leaves no binding behind.
  *
  * Runs in the devmem guest: needs an igb device in the current namespace
  * (the topology's NICs outside of their namespaces). Binding that succeeds
@@ -212,6 +213,313 @@ static long shell_number(const char *cmd)
 #define DUMP_PAIRS	40
 #define VETH_PAIR_CMD	"ip link add dmp%d index %d type veth peer name dmq%d index %d"
 
+TEST_F(netdev_nl, unimplemented_command)
+{
+	struct nl_msg m;
+
+	/* napi-set keeps its number: 6.1 has no per-NAPI settings to set */
+	nl_msg_init_family(&m, &self->nl, NETDEV_CMD_NAPI_SET, 0);
+	EXPECT_EQ(-EOPNOTSUPP, nl_request(&self->nl, &m, NULL, NULL, NULL, 0));
+}
+
+/* The pools of one device that a dump or notifications showed. */
+struct pools_seen {
+	int ifindex;
+	int live;		/* not detached */
+	int with_napi;		/* live, with a NAPI id */
+	int with_dmabuf;	/* live, with a binding id */
+	__u64 last_id;		/* of a live pool */
+};
+
+static int saw_pool(const struct devmem_pool_info *p, void *arg)
+{
+	struct pools_seen *ps = arg;
+
+	if (!p->has_ifindex || p->ifindex != (__u32)ps->ifindex ||
+	    p->detached)
+		return 0;
+	ps->live++;
+	ps->with_napi += p->napi_id != 0;
+	ps->with_dmabuf += p->dmabuf != 0;
+	ps->last_id = p->id;
+	return 0;
+}
+
+/* The counters a page-pool-stats-get answer carried. */
+struct pool_stats_seen {
+	__u64 id;
+	int messages;
+	int counters;
+};
+
+static int saw_pool_stats(const struct nlmsghdr *nlh, void *arg)
+{
+	const struct nlattr *tb[NETDEV_A_PAGE_POOL_STATS_MAX + 1];
+	const struct nlattr *info[NETDEV_A_PAGE_POOL_MAX + 1];
+	struct pool_stats_seen *ss = arg;
+	const void *attrs;
+	size_t len;
+	__u64 v;
+	int i;
+
+	attrs = nl_genl_attrs(nlh, &len);
+	if (!attrs)
+		return -EPROTO;
+	nl_attr_parse(tb, NETDEV_A_PAGE_POOL_STATS_MAX, attrs, len);
+	if (!tb[NETDEV_A_PAGE_POOL_STATS_INFO])
+		return -EPROTO;
+	nl_attr_parse(info, NETDEV_A_PAGE_POOL_MAX,
+		      nl_attr_data(tb[NETDEV_A_PAGE_POOL_STATS_INFO]),
+		      nl_attr_len(tb[NETDEV_A_PAGE_POOL_STATS_INFO]));
+	if (nl_attr_get_uint(info[NETDEV_A_PAGE_POOL_ID], &ss->id))
+		return -EPROTO;
+	ss->messages++;
+	for (i = NETDEV_A_PAGE_POOL_STATS_ALLOC_FAST;
+	     i <= NETDEV_A_PAGE_POOL_STATS_RECYCLE_RELEASED_REFCNT; i++)
+		ss->counters += !nl_attr_get_uint(tb[i], &v);
+	return 0;
+}
+
+/* page-pool-get and page-pool-stats-get: igb's header split rings each
+ * have a pool, listed under the device with the ring's NAPI id; and every
+ * way a request can be wrong.
+ */
+TEST_F(netdev_nl, page_pool_get)
+{
+	struct pools_seen ps = { .ifindex = self->ifindex };
+	struct pool_stats_seen ss = {};
+	struct devmem_pool_info p;
+	struct nlattr *nest;
+	struct nl_msg m;
+
+	ASSERT_EQ(0, devmem_shell("ip link set %s up", self->ifname));
+	ASSERT_EQ(0, ethtool_set_tcp_data_split(self->ifindex, true, NULL, 0));
+	/* a device never opened still shows every queue it was made with */
+	self->rx_queues = devmem_rx_queue_count(self->ifname);
+	ASSERT_EQ(0, devmem_page_pool_dump(&self->nl, saw_pool, &ps));
+	EXPECT_EQ(self->rx_queues, ps.live);
+	EXPECT_EQ(ps.live, ps.with_napi);
+	EXPECT_EQ(0, ps.with_dmabuf);
+
+	ASSERT_EQ(0, devmem_page_pool_get(&self->nl, ps.last_id, &p));
+	EXPECT_EQ(ps.last_id, p.id);
+	EXPECT_EQ((__u32)self->ifindex, p.ifindex);
+	EXPECT_FALSE(p.detached);
+	EXPECT_EQ(p.inflight * 4096, p.inflight_mem);
+
+	/* no id, a short id, an id no pool has */
+	nl_msg_init_family(&m, &self->nl, NETDEV_CMD_PAGE_POOL_GET, 0);
+	EXPECT_EQ(-EINVAL, nl_request(&self->nl, &m, NULL, NULL, NULL, 0));
+	nl_msg_init_family(&m, &self->nl, NETDEV_CMD_PAGE_POOL_GET, 0);
+	nl_put_u16(&m, NETDEV_A_PAGE_POOL_ID, 1);
+	EXPECT_EQ(-EINVAL, nl_request(&self->nl, &m, NULL, NULL, self->extack,
+				      EXTACK_LEN));
+	EXPECT_STREQ("An unsigned integer of 4 or 8 bytes is expected",
+		     self->extack);
+	EXPECT_EQ(-ENOENT, devmem_page_pool_get(&self->nl, 0xfffffff0, &p));
+	nl_msg_init_family(&m, &self->nl, NETDEV_CMD_PAGE_POOL_GET, 0);
+	nl_put_u64(&m, NETDEV_A_PAGE_POOL_ID, ps.last_id);
+	EXPECT_EQ(0, nl_request(&self->nl, &m, NULL, NULL, NULL, 0));
+	/* ids run from 1 to U32_MAX (the spec's checks): 0 and an id of 64
+	 * bits whose low half names a pool are out of range
+	 */
+	EXPECT_EQ(-ERANGE, devmem_page_pool_get(&self->nl, 0, &p));
+	nl_msg_init_family(&m, &self->nl, NETDEV_CMD_PAGE_POOL_GET, 0);
+	nl_put_u64(&m, NETDEV_A_PAGE_POOL_ID, (1ULL << 32) | ps.last_id);
+	EXPECT_EQ(-ERANGE, nl_request(&self->nl, &m, NULL, NULL, self->extack,
+				      EXTACK_LEN));
+	EXPECT_STREQ("An id from 1 to 4294967295 is expected", self->extack);
+
+	/* statistics of one pool, of all, and the wrong ways to ask */
+	nl_msg_init_family(&m, &self->nl, NETDEV_CMD_PAGE_POOL_STATS_GET, 0);
+	nest = nl_nest_start(&m, NETDEV_A_PAGE_POOL_STATS_INFO);
+	nl_put_u32(&m, NETDEV_A_PAGE_POOL_ID, ps.last_id);
+	nl_nest_end(&m, nest);
+	ASSERT_EQ(0, nl_request(&self->nl, &m, saw_pool_stats, &ss, NULL, 0));
+	EXPECT_EQ(1, ss.messages);
+	EXPECT_EQ(ps.last_id, ss.id);
+	EXPECT_EQ(11, ss.counters);
+
+	ss.messages = 0;
+	nl_msg_init_family(&m, &self->nl, NETDEV_CMD_PAGE_POOL_STATS_GET,
+			   NLM_F_DUMP);
+	EXPECT_EQ(0, nl_request(&self->nl, &m, saw_pool_stats, &ss, NULL, 0));
+	EXPECT_LE(ps.live, ss.messages);
+
+	nl_msg_init_family(&m, &self->nl, NETDEV_CMD_PAGE_POOL_STATS_GET, 0);
+	EXPECT_EQ(-EINVAL, nl_request(&self->nl, &m, NULL, NULL, NULL, 0));
+	nl_msg_init_family(&m, &self->nl, NETDEV_CMD_PAGE_POOL_STATS_GET, 0);
+	nest = nl_nest_start(&m, NETDEV_A_PAGE_POOL_STATS_INFO);
+	nl_put_u32(&m, NETDEV_A_PAGE_POOL_IFINDEX, self->ifindex);
+	nl_nest_end(&m, nest);
+	EXPECT_EQ(-EINVAL, nl_request(&self->nl, &m, NULL, NULL, self->extack,
+				      EXTACK_LEN));
+	EXPECT_STREQ("Name the pool by its id only", self->extack);
+
+	EXPECT_EQ(0, ethtool_set_tcp_data_split(self->ifindex, false, NULL, 0));
+	devmem_shell("ip link set %s down", self->ifname);
+}
+
+/* NAPI instances of one device, as napi-get answered. */
+struct napis_seen {
+	int count;
+	int with_irq;
+	int with_pid;
+	__u32 ifindex;
+	__u32 last_id;
+	bool bad;		/* an answer without ifindex or id */
+};
+
+static int saw_napi(const struct nlmsghdr *nlh, void *arg)
+{
+	const struct nlattr *tb[NETDEV_A_NAPI_MAX + 1];
+	struct napis_seen *ns = arg;
+	const void *attrs;
+	__u32 v;
+	size_t len;
+
+	attrs = nl_genl_attrs(nlh, &len);
+	if (!attrs)
+		return -EPROTO;
+	nl_attr_parse(tb, NETDEV_A_NAPI_MAX, attrs, len);
+	if (nl_attr_get_u32(tb[NETDEV_A_NAPI_IFINDEX], &ns->ifindex) ||
+	    nl_attr_get_u32(tb[NETDEV_A_NAPI_ID], &ns->last_id) ||
+	    !ns->last_id)
+		ns->bad = true;
+	ns->count++;
+	ns->with_irq += !nl_attr_get_u32(tb[NETDEV_A_NAPI_IRQ], &v);
+	ns->with_pid += !nl_attr_get_u32(tb[NETDEV_A_NAPI_PID], &v) && v;
+	return 0;
+}
+
+static int napi_dump(struct nl_ctx *nl, int ifindex, struct napis_seen *ns)
+{
+	struct nl_msg m;
+
+	memset(ns, 0, sizeof(*ns));
+	nl_msg_init_family(&m, nl, NETDEV_CMD_NAPI_GET, NLM_F_DUMP);
+	if (ifindex)
+		nl_put_u32(&m, NETDEV_A_NAPI_IFINDEX, ifindex);
+	return nl_request(nl, &m, saw_napi, ns, NULL, 0);
+}
+
+/* napi-get: igb's NAPI instances with their interrupts (and their kernel
+ * threads once threaded), and each queue's napi-id naming one of them.
+ */
+TEST_F(netdev_nl, napi_get)
+{
+	struct devmem_queue_info q;
+	struct napis_seen ns, one;
+	struct nl_msg m;
+
+	ASSERT_EQ(0, devmem_shell("ip link set %s up", self->ifname));
+	self->rx_queues = devmem_rx_queue_count(self->ifname);
+	ASSERT_EQ(0, napi_dump(&self->nl, self->ifindex, &ns));
+	EXPECT_FALSE(ns.bad);
+	EXPECT_LE(self->rx_queues, ns.count);
+	EXPECT_EQ(ns.count, ns.with_irq);
+	EXPECT_EQ(0, ns.with_pid);
+
+	ASSERT_EQ(0, devmem_queue_get(&self->nl, self->ifindex,
+				      NETDEV_QUEUE_TYPE_RX, 0, &q));
+	ASSERT_TRUE(q.has_napi_id);
+	memset(&one, 0, sizeof(one));
+	nl_msg_init_family(&m, &self->nl, NETDEV_CMD_NAPI_GET, 0);
+	nl_put_u32(&m, NETDEV_A_NAPI_ID, q.napi_id);
+	ASSERT_EQ(0, nl_request(&self->nl, &m, saw_napi, &one, NULL, 0));
+	EXPECT_EQ(1, one.count);
+	EXPECT_EQ((__u32)self->ifindex, one.ifindex);
+	EXPECT_EQ(q.napi_id, one.last_id);
+	EXPECT_EQ(0, devmem_queue_get(&self->nl, self->ifindex,
+				      NETDEV_QUEUE_TYPE_TX, 0, &q));
+	EXPECT_TRUE(q.has_napi_id);
+
+	ASSERT_EQ(0, devmem_shell("echo 1 > /sys/class/net/%s/threaded",
+				  self->ifname));
+	ASSERT_EQ(0, napi_dump(&self->nl, self->ifindex, &ns));
+	EXPECT_EQ(ns.count, ns.with_pid);
+	devmem_shell("echo 0 > /sys/class/net/%s/threaded", self->ifname);
+
+	/* no id, an id no NAPI instance has */
+	nl_msg_init_family(&m, &self->nl, NETDEV_CMD_NAPI_GET, 0);
+	EXPECT_EQ(-EINVAL, nl_request(&self->nl, &m, NULL, NULL, NULL, 0));
+	nl_msg_init_family(&m, &self->nl, NETDEV_CMD_NAPI_GET, 0);
+	nl_put_u32(&m, NETDEV_A_NAPI_ID, 0x7ffffff0);
+	EXPECT_EQ(-ENOENT, nl_request(&self->nl, &m, NULL, NULL, NULL, 0));
+
+	/* down: no interrupts */
+	ASSERT_EQ(0, devmem_shell("ip link set %s down", self->ifname));
+	ASSERT_EQ(0, napi_dump(&self->nl, self->ifindex, &ns));
+	EXPECT_EQ(0, ns.with_irq);
+}
+
+/* The counters qstats-get answered. */
+struct qstats_seen {
+	int answers;
+	int rx_queues, tx_queues;
+	bool bad;		/* an answer without ifindex or a counter */
+	__u64 rx_packets;
+	__u64 tx_packets;
+};
+
+static int saw_qstats(const struct nlmsghdr *nlh, void *arg)
+{
+	const struct nlattr *tb[NETDEV_A_QSTATS_MAX + 1];
+	struct qstats_seen *qs = arg;
+	__u64 rx = 0, tx = 0, v;
+	bool has_rx, has_tx;
+	const void *attrs;
+	__u32 type;
+	size_t len;
+
+	attrs = nl_genl_attrs(nlh, &len);
+	if (!attrs)
+		return -EPROTO;
+	nl_attr_parse(tb, NETDEV_A_QSTATS_MAX, attrs, len);
+	qs->answers++;
+	if (nl_attr_get_u32(tb[NETDEV_A_QSTATS_IFINDEX], &type))
+		qs->bad = true;
+	/* a device answer has both directions, a queue's only its own */
+	has_rx = has_tx = true;
+	if (!nl_attr_get_u32(tb[NETDEV_A_QSTATS_QUEUE_TYPE], &type)) {
+		has_rx = type == NETDEV_QUEUE_TYPE_RX;
+		has_tx = !has_rx;
+		if (has_rx)
+			qs->rx_queues++;
+		else
+			qs->tx_queues++;
+	}
+	if (has_rx &&
+	    (nl_attr_get_uint(tb[NETDEV_A_QSTATS_RX_PACKETS], &rx) ||
+	     nl_attr_get_uint(tb[NETDEV_A_QSTATS_RX_HW_DROPS], &v) ||
+	     nl_attr_get_uint(tb[NETDEV_A_QSTATS_RX_ALLOC_FAIL], &v)))
+		qs->bad = true;
+	if (has_tx && nl_attr_get_uint(tb[NETDEV_A_QSTATS_TX_PACKETS], &tx))
+		qs->bad = true;
+	/* and nothing of the other direction */
+	if (!has_tx && tb[NETDEV_A_QSTATS_TX_PACKETS])
+		qs->bad = true;
+	if (!has_rx && tb[NETDEV_A_QSTATS_RX_PACKETS])
+		qs->bad = true;
+	qs->rx_packets += rx;
+	qs->tx_packets += tx;
+	return 0;
+}
+
+static int qstats_dump(struct nl_ctx *nl, int ifindex, int scope,
+		       struct qstats_seen *qs, char *extack)
+{
+	struct nl_msg m;
+
+	memset(qs, 0, sizeof(*qs));
+	nl_msg_init_family(&m, nl, NETDEV_CMD_QSTATS_GET, NLM_F_DUMP);
+	if (ifindex)
+		nl_put_u32(&m, NETDEV_A_QSTATS_IFINDEX, ifindex);
+	if (scope >= 0)
+		nl_put_u32(&m, NETDEV_A_QSTATS_SCOPE, scope);
+	return nl_request(nl, &m, saw_qstats, qs, extack, EXTACK_LEN);
+}
+
 /* 6.1 lists a namespace's devices in the order they were created, not by
  * ifindex, and a dump resumes by ifindex: devices created later with a
  * lower ifindex must not be skipped when a dump takes several messages.
@@ -220,6 +528,8 @@ TEST_F_TIMEOUT(netdev_nl, dumps_see_every_device, 900)
 {
 	struct dev_seen d = { .ifindex = self->ifindex };
 	struct queue_count c = {};
+	struct napis_seen mine, all;
+	struct qstats_seen qall;
 	long devs, rxqs;
 	struct nl_msg m;
 	int i;
@@ -239,18 +549,155 @@ TEST_F_TIMEOUT(netdev_nl, dumps_see_every_device, 900)
 	EXPECT_EQ(devs, d.count);
 	EXPECT_EQ(0, devmem_queue_dump(&self->nl, 0, count_queue, &c));
 	EXPECT_EQ(rxqs, c.rx);
+	/* dumps that write nothing for most devices walk all of them too
+	 * (in batches of devices), and still find the NIC's entries
+	 */
+	ASSERT_EQ(0, devmem_shell("ip link set %s up", self->ifname));
+	ASSERT_EQ(0, napi_dump(&self->nl, self->ifindex, &mine));
+	ASSERT_EQ(0, napi_dump(&self->nl, 0, &all));
+	EXPECT_FALSE(all.bad);
+	EXPECT_LE(mine.count, all.count);
+	ASSERT_EQ(0, qstats_dump(&self->nl, 0, NETDEV_QSTATS_SCOPE_QUEUE,
+				 &qall, NULL));
+	EXPECT_FALSE(qall.bad);
+	EXPECT_LE(devmem_rx_queue_count(self->ifname), qall.rx_queues);
 
 	for (i = 0; i < 2 * DUMP_PAIRS; i++)
 		devmem_shell("ip link del dmp%d", i);
 }
 
-TEST_F(netdev_nl, unimplemented_command)
+/* qstats-get: a device's totals are the sum of its queues; per queue,
+ * one answer for each RX and TX queue.
+ */
+TEST_F(netdev_nl, qstats_get)
 {
-	struct nl_msg m;
+	struct qstats_seen dev, queues;
 
-	/* page-pool-get keeps its number but is not implemented here */
-	nl_msg_init_family(&m, &self->nl, NETDEV_CMD_PAGE_POOL_GET, 0);
-	EXPECT_EQ(-EOPNOTSUPP, nl_request(&self->nl, &m, NULL, NULL, NULL, 0));
+	ASSERT_EQ(0, devmem_shell("ip link set %s up", self->ifname));
+	self->rx_queues = devmem_rx_queue_count(self->ifname);
+	ASSERT_EQ(0, qstats_dump(&self->nl, self->ifindex, -1, &dev, NULL));
+	EXPECT_EQ(1, dev.answers);
+	EXPECT_FALSE(dev.bad);
+	ASSERT_EQ(0, qstats_dump(&self->nl, self->ifindex,
+				 NETDEV_QSTATS_SCOPE_QUEUE, &queues, NULL));
+	EXPECT_FALSE(queues.bad);
+	EXPECT_EQ(self->rx_queues, queues.rx_queues);
+	EXPECT_LT(0, queues.tx_queues);
+	EXPECT_EQ(queues.rx_queues + queues.tx_queues, queues.answers);
+	/* counters only grow: the queues, read later, hold at least the
+	 * totals
+	 */
+	EXPECT_LE(dev.rx_packets, queues.rx_packets);
+	EXPECT_LE(dev.tx_packets, queues.tx_packets);
+
+	/* every device of the namespace with per-queue counters */
+	ASSERT_EQ(0, qstats_dump(&self->nl, 0, -1, &dev, NULL));
+	EXPECT_LE(1, dev.answers);
+
+	/* loopback keeps none; an unknown scope */
+	EXPECT_EQ(-EOPNOTSUPP, qstats_dump(&self->nl, 1, -1, &dev,
+					   self->extack));
+	EXPECT_STREQ("The device keeps no per-queue counters", self->extack);
+	EXPECT_EQ(-EINVAL, qstats_dump(&self->nl, self->ifindex, 2, &dev,
+				       self->extack));
+	EXPECT_STREQ("Unknown scope", self->extack);
+	devmem_shell("ip link set %s down", self->ifname);
+}
+
+/* What a test waits for on a notification socket. */
+struct ntf_wait {
+	__u8 cmd;
+	__u64 id;		/* a pool id, or an ifindex; 0: any */
+	__u32 dmabuf;		/* page-pool: the binding; 0: any */
+	struct devmem_pool_info pool;
+};
+
+static int await_pool(const struct nlmsghdr *nlh, void *arg)
+{
+	struct ntf_wait *w = arg;
+	struct devmem_pool_info p;
+
+	if (devmem_pool_parse(nlh, &p) || p.cmd != w->cmd)
+		return 0;
+	if ((w->id && p.id != w->id) || (w->dmabuf && p.dmabuf != w->dmabuf))
+		return 0;
+	w->pool = p;
+	return 1;
+}
+
+static int await_dev(const struct nlmsghdr *nlh, void *arg)
+{
+	const struct genlmsghdr *gh = NLMSG_DATA(nlh);
+	const struct nlattr *tb[NETDEV_A_DEV_MAX + 1];
+	struct ntf_wait *w = arg;
+	const void *attrs;
+	__u32 ifindex;
+	size_t len;
+
+	attrs = nl_genl_attrs(nlh, &len);
+	if (!attrs || gh->cmd != w->cmd)
+		return 0;
+	nl_attr_parse(tb, NETDEV_A_DEV_MAX, attrs, len);
+	if (nl_attr_get_u32(tb[NETDEV_A_DEV_IFINDEX], &ifindex) ||
+	    ifindex != w->id)
+		return 0;
+	return 1;
+}
+
+/* The "page-pool" group sees a bind create a pool on the binding and an
+ * unbind detach and free it; the "mgmt" group sees devices come and go.
+ */
+TEST_F_TIMEOUT(netdev_nl, notifications, 120)
+{
+	struct ntf_wait w = {};
+	struct nl_ctx ntf;
+	unsigned int q = 0;
+	__u32 binding;
+	__u64 pool_id;
+
+	ASSERT_EQ(0, devmem_nl_open(&ntf));
+	ASSERT_EQ(0, nl_join_group(&ntf, NETDEV_FAMILY_NAME,
+				   NETDEV_MCGRP_PAGE_POOL));
+	ASSERT_EQ(0, nl_join_group(&ntf, NETDEV_FAMILY_NAME,
+				   NETDEV_MCGRP_MGMT));
+	EXPECT_EQ(-ENOENT, nl_join_group(&ntf, NETDEV_FAMILY_NAME, "nope"));
+
+	ASSERT_EQ(0, devmem_shell("ip link set %s up", self->ifname));
+	ASSERT_EQ(0, ethtool_rings_for_devmem(self->ifindex, NULL, 0));
+	ASSERT_EQ(0, devmem_bind_rx(&self->nl, self->ifindex, self->dmabuf,
+				    &q, 1, &binding, self->extack, EXTACK_LEN))
+		TH_LOG("bind-rx: %s", self->extack);
+
+	w.cmd = NETDEV_CMD_PAGE_POOL_ADD_NTF;
+	w.dmabuf = binding;
+	ASSERT_EQ(1, nl_wait_ntf(&ntf, await_pool, &w, 10000));
+	EXPECT_EQ((__u32)self->ifindex, w.pool.ifindex);
+	EXPECT_FALSE(w.pool.detached);
+	EXPECT_NE(0ULL, w.pool.napi_id);
+	pool_id = w.pool.id;
+
+	/* unbind: the queue leaves the pool, which goes once it is empty */
+	nl_close(&self->nl);
+	ASSERT_EQ(0, devmem_nl_open(&self->nl));
+	w = (struct ntf_wait){ .cmd = NETDEV_CMD_PAGE_POOL_CHANGE_NTF,
+			       .id = pool_id };
+	ASSERT_EQ(1, nl_wait_ntf(&ntf, await_pool, &w, 10000));
+	EXPECT_TRUE(w.pool.detached);
+	w = (struct ntf_wait){ .cmd = NETDEV_CMD_PAGE_POOL_DEL_NTF,
+			       .id = pool_id };
+	ASSERT_EQ(1, nl_wait_ntf(&ntf, await_pool, &w, 30000));
+
+	ASSERT_EQ(0, devmem_shell("ip link add ntf0 index 3999 type veth peer name ntf1 index 3998"));
+	w = (struct ntf_wait){ .cmd = NETDEV_CMD_DEV_ADD_NTF, .id = 3999 };
+	EXPECT_EQ(1, nl_wait_ntf(&ntf, await_dev, &w, 10000));
+	ASSERT_EQ(0, devmem_shell("ip link del ntf0"));
+	w = (struct ntf_wait){ .cmd = NETDEV_CMD_DEV_DEL_NTF, .id = 3998 };
+	EXPECT_EQ(1, nl_wait_ntf(&ntf, await_dev, &w, 10000));
+
+	nl_close(&ntf);
+	EXPECT_EQ(0, ethtool_set_hds_thresh(self->ifindex, 256, NULL, 0));
+	EXPECT_EQ(0, ethtool_set_tcp_data_split(self->ifindex, false, NULL, 0));
+	devmem_shell("ip link set %s down", self->ifname);
 }
 
 TEST_F(netdev_nl, bind_rx_missing_attrs)
