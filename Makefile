@@ -19,6 +19,12 @@ JOBS     ?= $(shell nproc)
 CMD      ?= uname -a
 
 export BUILD FLAVOR
+
+# Kbuild refuses a source or object directory whose path holds a space: a
+# checkout in such a path builds elsewhere, e.g. make BUILD=/var/tmp/devmem.
+ifneq ($(words $(BUILD)),1)
+$(error build directory "$(BUILD)" has a space in its path; the kernel cannot be built there: run make BUILD=/a/path/without/spaces)
+endif
 export CCACHE_BASEDIR := $(TOP)
 export CCACHE_DIR ?= $(HOME)/.cache/devmem-ccache
 export PATH := /usr/lib/ccache:$(PATH)
@@ -39,39 +45,39 @@ help:
 
 # Installs the packages below as root when any is missing (apt-get).
 deps:
-	@$(TOP)/mk/deps.sh
+	@"$(TOP)/mk/deps.sh"
 
 # build/linux: the 6.1 base + patches/series + the files this repo adds.
 tree: deps
-	@$(TOP)/mk/prepare-tree.sh
+	@"$(TOP)/mk/prepare-tree.sh"
 
 config: tree
-	@mkdir -p $(OBJ)
-	@$(TOP)/mk/config.sh $(SRC) $(OBJ) $(CONFIGS_$(FLAVOR))
+	@mkdir -p "$(OBJ)"
+	@"$(TOP)/mk/config.sh" "$(SRC)" "$(OBJ)" $(CONFIGS_$(FLAVOR))
 
 kernel: config
 	@echo "kernel: building $(FLAVOR) kernel in $(OBJ)"
-	@$(MAKE) -s -C $(SRC) O=$(OBJ) $(KMAKE) -j$(JOBS) bzImage
-	@echo "kernel: $$(cat $(OBJ)/include/config/kernel.release) at $(OBJ)/arch/x86/boot/bzImage"
+	@$(MAKE) -s -C "$(SRC)" O="$(OBJ)" $(KMAKE) -j$(JOBS) bzImage
+	@echo "kernel: $$(cat "$(OBJ)/include/config/kernel.release") at $(OBJ)/arch/x86/boot/bzImage"
 
 selftests: config
-	@$(TOP)/mk/selftests.sh $(SRC) $(BUILD)
+	@"$(TOP)/mk/selftests.sh" "$(SRC)" "$(BUILD)"
 
 vm:
-	@$(TOP)/vm/run -- sh -c '$(CMD)'
+	@"$(TOP)/vm/run" -- sh -c '$(CMD)'
 
 demo:
 	@$(MAKE) -s FLAVOR=$(if $(filter command line,$(origin FLAVOR)),$(FLAVOR),prod) kernel selftests
-	@$(TOP)/mk/demo.sh $(if $(filter command line,$(origin FLAVOR)),$(FLAVOR),prod)
+	@"$(TOP)/mk/demo.sh" $(if $(filter command line,$(origin FLAVOR)),$(FLAVOR),prod)
 
 check:
 	@$(MAKE) -s FLAVOR=debug kernel selftests
-	@$(TOP)/mk/check.sh
+	@"$(TOP)/mk/check.sh"
 
 # The series with CONFIG_NET_DEVMEM off: builds, boots, and bind-rx says so.
 check-nodevmem:
 	@$(MAKE) -s FLAVOR=nodevmem kernel
-	@FLAVOR=nodevmem VM_KMEMLEAK=0 $(TOP)/vm/run -- $(TOP)/vm/nodevmem-guest.sh
+	@FLAVOR=nodevmem VM_KMEMLEAK=0 "$(TOP)/vm/run" -- "$(TOP)/vm/nodevmem-guest.sh"
 
 # KMSAN (uninitialised memory reaching a copy, a branch or user space):
 # the hostile-traffic and devmem receive tests on a clang-built KMSAN
@@ -86,7 +92,7 @@ check-kmsan:
 	@$(MAKE) -s FLAVOR=kmsan kernel selftests
 	@FLAVOR=kmsan VM_KMEMLEAK=0 VM_MEM=$${VM_MEM:-8G} VM_TIMEOUT=$${VM_TIMEOUT:-12000} \
 		VM_CPU=$${VM_CPU:-qemu64} VM_APPEND="watchdog_thresh=60 rcupdate.rcu_cpu_stall_timeout=60 $${VM_APPEND:-}" \
-		$(TOP)/vm/run -l $(BUILD)/vm/kmsan -- $(TOP)/vm/kmsan-guest.sh $(BUILD) \
+		"$(TOP)/vm/run" -l "$(BUILD)/vm/kmsan" -- "$(TOP)/vm/kmsan-guest.sh" "$(BUILD)" \
 		$${DEVMEM_TIME_SCALE:-4} $${DEVMEM_BIG_DMABUF_MB:-256} "$${DEVMEM_RX_VARIANT-one_queue}"
 
 # Two boots of the production kernel, one under -icount and one counting
@@ -94,10 +100,10 @@ check-kmsan:
 # token return, flows, bind sizes (mk/bench.sh).
 bench:
 	@$(MAKE) -s FLAVOR=prod kernel selftests
-	@FLAVOR=prod $(TOP)/mk/bench.sh
+	@FLAVOR=prod "$(TOP)/mk/bench.sh"
 
 refresh:
-	@$(TOP)/mk/refresh.sh
+	@"$(TOP)/mk/refresh.sh"
 
 clean:
-	rm -rf $(BUILD)
+	rm -rf "$(BUILD)"
