@@ -1,8 +1,8 @@
 #!/bin/bash
 # A checkout anywhere: a clone under /tmp (a tmpfs in the guest), in a path
-# with spaces, read-only (a bind mount in a mount namespace of our own),
-# with its build directory elsewhere, runs a script of its own in the
-# guest, from its own directory.
+# with spaces and a quote, read-only (a bind mount in a mount namespace of
+# our own), with its build directory elsewhere, runs a script of its own
+# in the guest, from its own directory.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 build=${BUILD:-$top/build}
@@ -11,7 +11,7 @@ kernel=$build/obj-debug/arch/x86/boot/bzImage
 
 tmp=$(mktemp -d "/tmp/devmem clone.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT
-clone="$tmp/check out"
+clone="$tmp/check out's"
 cbuild="$tmp/build"
 git clone -q "$top" "$clone" || exit 1
 mkdir -p "$cbuild"
@@ -28,17 +28,17 @@ if [ -n "$ro" ]; then
 		mount -o remount,bind,ro "$1" && run_clone "$@"' \
 		sh "$clone" "$cbuild" "$kernel"
 else
-	echo "not root: the clone stays writable"
+	echo "not root: the clone stays writable on the host"
 	run_clone "$clone" "$cbuild" "$kernel"
 fi
 rc=$?
 echo "vm/run from the clone: exit $rc"
 cat "$cbuild/seen" 2>/dev/null
 [ $rc = 0 ] || exit 1
+# the guest always gets the checkout read-only
 want="pwd=$clone
 checkout=$clone
-readme=readable"
-[ -n "$ro" ] && want+=$'\nmode=read-only'
-[ -z "$ro" ] && want+=$'\nmode=writable'
+readme=readable
+mode=read-only"
 [ "$(cat "$cbuild/seen")" = "$want" ] || { echo "expected:"; echo "$want"; exit 1; }
 [ -s "$cbuild/vm/debug/console.log" ] || { echo "no console.log in the clone's build directory"; exit 1; }
