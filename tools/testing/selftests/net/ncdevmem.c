@@ -358,7 +358,8 @@ static int check_opts(struct opts *o)
 		return -1;
 	}
 	if (o->io_uring && !o->server && !o->ifname) {
-		fprintf(stderr, "ncdevmem: --io-uring is for the server and the devmem TX client\n");
+		fprintf(stderr,
+			"ncdevmem: --io-uring is for the server and the devmem TX client\n");
 		return -1;
 	}
 	if ((o->fail_on_linear || o->keep_nic_config) && !o->server) {
@@ -2005,7 +2006,6 @@ static int tx_send_range(int fd, struct devmem_tx *t, struct tx_stats *st,
 	}
 	return 0;
 }
-
 
 /*
  * Standard input through the udmabuf, as mainline's client does: fill it,

@@ -115,21 +115,55 @@ cli_retrans()
 		else print $col }' /proc/net/snmp
 }
 
+# A client port for the plain flow (socat address $1, to $PLAIN_PORT) that
+# RSS sends to queue 0: igb steers the devmem flow by pointing its RSS table
+# entry at the bound queue, and a plain flow hashing to the same entry (one
+# in 128) would follow it there. A SYN from each candidate port to the
+# plain port, where nothing listens yet, shows which queue gets the flow.
+# Each family has its own ports: one's TIME_WAIT must not block the other.
+plain_client_port()
+{
+	local connect=$1 first=41000 port q0 q1
+
+	case $connect in TCP6:*) first=41100 ;; esac
+	for port in $(seq "$first" $((first + 31))); do
+		q0=$(srv_stat rx_queue_0_packets)
+		q1=$(srv_stat rx_queue_1_packets)
+		ip netns exec "$CLI_NS" timeout 10 \
+			socat -u /dev/null "$connect,sourceport=$port" 2> /dev/null
+		if [ "$(srv_stat rx_queue_0_packets)" != "$q0" ] &&
+		   [ "$(srv_stat rx_queue_1_packets)" = "$q1" ]; then
+			echo "$port"
+			return 0
+		fi
+	done
+	return 1
+}
+
 # A steered devmem flow and, at the same time, a plain flow on queue 0.
 steered_flow()
 {
 	local family=$1 srv=$2 cli=$3 listen=$4 connect=$5
 	local bytes=$((32 << 20)) frames_before frames_after plain_pid rc
-	local q0_before q0_after sum
+	local q0_before q0_after sum plain_port
 
 	frames_before=$(srv_stat rx_queue_1_devmem_frames)
 	q0_before=$(srv_stat rx_queue_0_packets)
-	ncd_server -s "$srv" -c "$cli" --client-port "$CLI_PORT" -t 1 || { fail "$family: server did not start"; return; }
+	if ! ncd_server -s "$srv" -c "$cli" --client-port "$CLI_PORT" -t 1; then
+		fail "$family: server did not start"
+		return
+	fi
 
+	if ! plain_port=$(plain_client_port "$connect"); then
+		fail "$family: no client port for the plain flow"
+		kill "$srv_pid"
+		return
+	fi
 	ip netns exec "$SRV_NS" timeout 300 socat -u "$listen" "CREATE:$tmp/plain" &
 	plain_pid=$!
 	topo_wait "ip netns exec $SRV_NS ss -Hltn sport = :$PLAIN_PORT | grep -q LISTEN" 100
-	ip netns exec "$CLI_NS" timeout 300 socat -u "OPEN:$tmp/plain.sent" "$connect" &
+	ip netns exec "$CLI_NS" timeout 300 \
+		socat -u "OPEN:$tmp/plain.sent" "$connect,sourceport=$plain_port" &
 
 	ncd_client -s "$srv" -c "$cli" --client-port "$CLI_PORT" --bytes "$bytes" ||
 		{ cat "$tmp/cli.err"; fail "$family: ncdevmem client failed"; }
@@ -139,7 +173,8 @@ steered_flow()
 
 	frames_after=$(srv_stat rx_queue_1_devmem_frames)
 	q0_after=$(srv_stat rx_queue_0_packets)
-	echo "$family: queue 1 devmem frames +$((frames_after - frames_before)), queue 0 packets +$((q0_after - q0_before))"
+	echo "$family: queue 1 devmem frames +$((frames_after - frames_before))," \
+	     "queue 0 packets +$((q0_after - q0_before)) (plain flow from port $plain_port)"
 	[ $((frames_after - frames_before)) -gt $((bytes / 1448 * 9 / 10)) ] ||
 		fail "$family: the NIC did not count the frames as device memory"
 	sum=$(sha256sum < "$tmp/plain" | cut -d' ' -f1)
@@ -260,7 +295,8 @@ jumbo_flows()
 	if tc -n "$CLI_NS" qdisc add dev "$CLI_IF" root netem delay 1ms 1ms \
 		reorder 10% 50% loss 1% duplicate 1%; then
 		if ncd_server -s "$SRV_ADDR4"; then
-			ncd_client -s "$SRV_ADDR4" --bytes $((16 << 20)) -f "$CLI_IF" --iovecs 3 -z 61K ||
+			ncd_client -s "$SRV_ADDR4" --bytes $((16 << 20)) -f "$CLI_IF" \
+				--iovecs 3 -z 61K ||
 				{ cat "$tmp/cli.err"; fail "jumbo netem: client failed"; }
 			wait "$srv_pid"; rc=$?
 			check_server "IPv4, MTU 9000, netem" $((16 << 20)) "$rc"

@@ -142,8 +142,10 @@ udp_closed_ports()
 		for size in 600 1400; do
 			out=$tmp/closed.$size
 			ip netns exec "$CLI_NS" $PEER closed "$dst" 20 "$size" > "$out" ||
-				fail "closed ports $dst, $size bytes: the ICMP errors quoted bytes the peer never sent"
-			echo "closed ports $dst, $size bytes: $(summary "$out" icmp_errors) ICMP errors," \
+				fail "closed ports $dst, $size bytes:" \
+				     "the ICMP errors quoted bytes the peer never sent"
+			echo "closed ports $dst, $size bytes:" \
+			     "$(summary "$out" icmp_errors) ICMP errors," \
 			     "at most $(summary "$out" max_quoted_payload) payload bytes quoted," \
 			     "$(summary "$out" foreign_bytes) foreign bytes"
 			[ "$(summary "$out" icmp_errors)" -gt 0 ] ||
@@ -260,7 +262,8 @@ mirred()
 # A tc BPF program reading past the headers gets an error, not payload.
 tc_bpf()
 {
-	ip netns exec "$SRV_NS" "$DIR"/tc_payload "$SRV_IF" $((10 * TOPO_SCALE)) > "$tmp/tc.out" 2>&1 &
+	ip netns exec "$SRV_NS" "$DIR"/tc_payload "$SRV_IF" $((10 * TOPO_SCALE)) \
+		> "$tmp/tc.out" 2>&1 &
 	local pid=$!
 	topo_wait "grep -q attached $tmp/tc.out" 100 ||
 		{ cat "$tmp/tc.out"; fail "tc bpf: program not attached"; return; }
@@ -316,7 +319,8 @@ capture()
 	ip netns exec "$CLI_NS" $PEER send "$SRV_ADDR4" "$UDP_PORT" 20 1000 > /dev/null
 	sleep "$TOPO_SCALE"
 	kill "$pid" 2>/dev/null; wait "$pid"
-	/usr/bin/python3 - "$tmp/udp.pcap" <<-'PY' || fail "capture: payload reached the packet socket"
+	local leak="capture: payload reached the packet socket"
+	/usr/bin/python3 - "$tmp/udp.pcap" <<-'PY' || fail "$leak"
 	import struct, sys
 	data = open(sys.argv[1], 'rb').read()
 	off, frames, leaked = 24, 0, 0
@@ -337,12 +341,14 @@ tcp_to_listener()
 	local port=$1
 
 	rm -f "$tmp/tcp.$port"
-	ip netns exec "$SRV_NS" timeout $((20 * TOPO_SCALE)) socat -u TCP4-LISTEN:"$port",reuseaddr \
+	ip netns exec "$SRV_NS" timeout $((20 * TOPO_SCALE)) \
+		socat -u TCP4-LISTEN:"$port",reuseaddr \
 		"CREATE:$tmp/tcp.$port" 2> "$tmp/socat.$port" &
 	local pid=$!
 	topo_wait "ip netns exec $SRV_NS ss -Hltn sport = :$port | grep -q LISTEN" 100
 	head -c 200000 /dev/zero | tr '\0' 'Z' |
-		ip netns exec "$CLI_NS" timeout $((10 * TOPO_SCALE)) socat -u - "TCP4:$SRV_ADDR4:$port" 2>/dev/null
+		ip netns exec "$CLI_NS" timeout $((10 * TOPO_SCALE)) \
+			socat -u - "TCP4:$SRV_ADDR4:$port" 2>/dev/null
 	kill "$pid" 2>/dev/null
 	wait "$pid" 2>/dev/null
 	echo "$(stat -c %s "$tmp/tcp.$port" 2>/dev/null || echo 0)" \
@@ -420,7 +426,8 @@ crafted_frames()
 		"$CLI_ADDR4" "$SRV_ADDR4" "$CLI_ADDR6" "$SRV_ADDR6" "$FRAG_PORT" \
 		"$PORT" "$HOLD_PORT" "$VLAN_ADDR4" > "$tmp/frames.out" 2>&1 ||
 		{ cat "$tmp/frames.out"
-		  fail "crafted frames: the peer failed, or an ICMP error quoted bytes it never sent"; }
+		  fail "crafted frames: the peer failed," \
+		       "or an ICMP error quoted bytes it never sent"; }
 	wait "$frag_pid" || fail "crafted frames: a datagram carried bytes the peer never sent"
 	kill "$hold_pid" 2>/dev/null
 	wait "$hold_pid"
@@ -579,7 +586,8 @@ devmem_flow()
 	local bytes=$((16 << 20)) rc got errors
 
 	ip netns exec "$CLI_NS" $PEER send "$SRV_ADDR6" "$UDP_PORT" 500 1200 > /dev/null &
-	ip netns exec "$CLI_NS" timeout $((600 * TOPO_SCALE)) "$NCDEVMEM" -s "$SRV_ADDR6" -p "$PORT" \
+	ip netns exec "$CLI_NS" timeout $((600 * TOPO_SCALE)) \
+		"$NCDEVMEM" -s "$SRV_ADDR6" -p "$PORT" \
 		-v "$PATTERN" --bytes "$bytes" > "$tmp/cli.out" 2> "$tmp/cli.err" ||
 		{ cat "$tmp/cli.err"; fail "flow: client failed"; }
 	wait %%

@@ -285,6 +285,19 @@ bool nl_attr_ok(const struct nlattr *a, ptrdiff_t rem)
 }
 
 /**
+ * nl_attr_in - is @a a whole attribute inside @data/@len?
+ * @a: an attribute pointer inside or just past @data
+ * @data: the first attribute of a message part (payload or nest)
+ * @len: the length of that part
+ *
+ * Return: true when the whole attribute at @a lies within the part.
+ */
+bool nl_attr_in(const struct nlattr *a, const void *data, size_t len)
+{
+	return nl_attr_ok(a, (const char *)data + len - (const char *)a);
+}
+
+/**
  * nl_attr_next - the attribute after @a
  * @a: an attribute that passed nl_attr_ok()
  *
@@ -344,7 +357,7 @@ void nl_attr_parse(const struct nlattr **tb, int maxtype, const void *data,
 	const struct nlattr *a;
 
 	memset(tb, 0, sizeof(*tb) * (maxtype + 1));
-	nl_attr_for_each(a, data, len) {
+	for (a = data; nl_attr_in(a, data, len); a = nl_attr_next(a)) {
 		if (nl_attr_type(a) <= maxtype)
 			tb[nl_attr_type(a)] = a;
 	}
@@ -731,9 +744,9 @@ static int genl_group_cb(const struct nlmsghdr *nlh, void *arg)
 {
 	const struct nlattr *tb[CTRL_ATTR_MAX + 1];
 	struct genl_group_reply *r = arg;
+	const void *attrs, *groups;
 	const struct nlattr *grp;
-	const void *attrs;
-	size_t len;
+	size_t len, groups_len;
 
 	attrs = nl_genl_attrs(nlh, &len);
 	if (!attrs)
@@ -741,8 +754,10 @@ static int genl_group_cb(const struct nlmsghdr *nlh, void *arg)
 	nl_attr_parse(tb, CTRL_ATTR_MAX, attrs, len);
 	if (!tb[CTRL_ATTR_MCAST_GROUPS])
 		return 0;
-	nl_attr_for_each(grp, nl_attr_data(tb[CTRL_ATTR_MCAST_GROUPS]),
-			 nl_attr_len(tb[CTRL_ATTR_MCAST_GROUPS])) {
+	groups = nl_attr_data(tb[CTRL_ATTR_MCAST_GROUPS]);
+	groups_len = nl_attr_len(tb[CTRL_ATTR_MCAST_GROUPS]);
+	for (grp = groups; nl_attr_in(grp, groups, groups_len);
+	     grp = nl_attr_next(grp)) {
 		const struct nlattr *gb[CTRL_ATTR_MCAST_GRP_MAX + 1];
 		const char *name;
 

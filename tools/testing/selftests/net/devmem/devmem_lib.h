@@ -25,7 +25,6 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/socket.h>
-#include <asm/socket.h>
 #include <linux/types.h>
 #include <linux/netlink.h>
 #include <linux/genetlink.h>
@@ -254,15 +253,11 @@ int nl_attr_get_u32(const struct nlattr *a, __u32 *val);
 int nl_attr_get_u64(const struct nlattr *a, __u64 *val);
 
 /*
- * Iterate over the attributes in @data/@len (for multi-attributes and
- * nests).  @a must be a "const struct nlattr *"; @a and @data are evaluated
- * more than once, so pass plain variables.
+ * Is @a a whole attribute inside @data/@len?  Walks the attributes of a
+ * message part (multi-attributes and nests):
+ *	for (a = data; nl_attr_in(a, data, len); a = nl_attr_next(a))
  */
-#define nl_attr_for_each(a, data, len)					\
-	for ((a) = (const struct nlattr *)(data);			\
-	     nl_attr_ok((a), (const char *)(data) + (len) -		\
-			     (const char *)(a));			\
-	     (a) = nl_attr_next(a))
+bool nl_attr_in(const struct nlattr *a, const void *data, size_t len);
 
 /* --- netdev family: devmem --------------------------------------------- */
 

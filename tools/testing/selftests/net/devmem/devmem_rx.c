@@ -411,6 +411,9 @@ FIXTURE(devmem_rx) {
 	char extack[EXTACK_LEN];
 };
 
+/* The fixture's data, as a type the helpers below take. */
+#define devmem_rx_data FIXTURE_DATA(devmem_rx)
+
 FIXTURE_VARIANT(devmem_rx) {
 	bool both_queues;	/* bind queues 0 and 1, default RSS */
 };
@@ -425,20 +428,34 @@ FIXTURE_VARIANT_ADD(devmem_rx, two_queues) {
 	.both_queues = true,
 };
 
+/* Is @ifname (in namespace @netns, "" for this one) up, carrier included? */
+static bool link_up(const char *netns, const char *ifname)
+{
+	return !devmem_shell("ip %s%s link show %s | grep -q LOWER_UP",
+			     *netns ? "-n " : "", netns, ifname);
+}
+
 /* MTU @mtu on the server NIC (bound: its rings restart under the binding)
  * and on the client's, then both links up.
  */
-static int set_mtus(FIXTURE_DATA(devmem_rx) *self, int mtu)
+static int set_mtus(devmem_rx_data *self, int mtu)
 {
 	const char *cli_ns = getenv("CLI_NS"), *cli_if = getenv("CLI_IF");
+	int err, i;
 
 	if (!cli_ns || !cli_if)
 		return -1;
-	return devmem_shell("ip link set %s mtu %d && ip -n %s link set %s mtu %d && "
-			    "for i in $(seq 100); do ip link show %s | grep -q LOWER_UP && "
-			    "ip -n %s link show %s | grep -q LOWER_UP && break; sleep 0.1; done",
-			    self->ifname, mtu, cli_ns, cli_if, mtu,
-			    self->ifname, cli_ns, cli_if);
+	err = devmem_shell("ip link set %s mtu %d && ip -n %s link set %s mtu %d",
+			   self->ifname, mtu, cli_ns, cli_if, mtu);
+	if (err)
+		return err;
+	/* both links up again, or 10 s gone */
+	for (i = 0; i < 100; i++) {
+		if (link_up("", self->ifname) && link_up(cli_ns, cli_if))
+			break;
+		usleep(100000);
+	}
+	return 0;
 }
 
 /*
@@ -520,7 +537,7 @@ FIXTURE_TEARDOWN(devmem_rx)
 
 /* Start a client and accept its connection. */
 static int start_flow(struct __test_metadata *_metadata,
-		      FIXTURE_DATA(devmem_rx) *self,
+		      devmem_rx_data *self,
 		      const struct client_opts *o)
 {
 	(void)_metadata;
@@ -532,7 +549,7 @@ static int start_flow(struct __test_metadata *_metadata,
 }
 
 /* Close our end (the client waits for it) and reap the client. */
-static int finish_flow(FIXTURE_DATA(devmem_rx) *self)
+static int finish_flow(devmem_rx_data *self)
 {
 	int ret;
 
@@ -579,7 +596,7 @@ TEST_F_TIMEOUT(devmem_rx, stream_lands_in_dmabuf_ipv6, FLOW_TIMEOUT)
 
 /* One validated stream at the current MTU: every byte in the dma-buf. */
 static void mtu_stream(struct __test_metadata *_metadata,
-		       FIXTURE_DATA(devmem_rx) *self, bool ipv4, int mtu)
+		       devmem_rx_data *self, bool ipv4, int mtu)
 {
 	struct client_opts o = { .bytes = 8 << 20, .chunk = 64 << 10,
 				 .ipv4 = ipv4 };
@@ -949,7 +966,7 @@ static int add_binding_pool(const struct devmem_pool_info *p, void *arg)
 	return 0;
 }
 
-static int binding_pools(FIXTURE_DATA(devmem_rx) *self,
+static int binding_pools(devmem_rx_data *self,
 			 struct binding_pools *bp)
 {
 	*bp = (struct binding_pools){

@@ -488,6 +488,9 @@ FIXTURE(devmem_tx) {
 	char extack[EXTACK_LEN];
 };
 
+/* The fixture's data, as a type the helpers below take. */
+#define devmem_tx_data FIXTURE_DATA(devmem_tx)
+
 FIXTURE_SETUP(devmem_tx)
 {
 	const char *ifname = getenv("CLI_IF");
@@ -522,7 +525,7 @@ FIXTURE_SETUP(devmem_tx)
 }
 
 /* Kill and reap the receiver, if any. */
-static void rx_kill(FIXTURE_DATA(devmem_tx) *self)
+static void rx_kill(devmem_tx_data *self)
 {
 	if (self->rx_pid > 0) {
 		kill(self->rx_pid, SIGKILL);
@@ -562,7 +565,7 @@ FIXTURE_TEARDOWN(devmem_tx)
 }
 
 /* Start the receiver and wait until it listens: 0 or -errno. */
-static int rx_start(FIXTURE_DATA(devmem_tx) *self, const struct rx_opts *o)
+static int rx_start(devmem_tx_data *self, const struct rx_opts *o)
 {
 	int sp[2];
 	char c;
@@ -584,7 +587,7 @@ static int rx_start(FIXTURE_DATA(devmem_tx) *self, const struct rx_opts *o)
 }
 
 /* Let a holding receiver read. */
-static int rx_go(FIXTURE_DATA(devmem_tx) *self)
+static int rx_go(devmem_tx_data *self)
 {
 	char c = 'G';
 
@@ -592,7 +595,7 @@ static int rx_go(FIXTURE_DATA(devmem_tx) *self)
 }
 
 /* Wait for the receiver's report and reap it: 0 or -errno. */
-static int rx_finish(FIXTURE_DATA(devmem_tx) *self, struct rx_report *rep)
+static int rx_finish(devmem_tx_data *self, struct rx_report *rep)
 {
 	size_t got = 0;
 	int status;
@@ -629,7 +632,7 @@ static socklen_t make_addr(struct sockaddr_storage *ss, const char *addr,
  * Connect a TCP socket to the receiver at @addr, SO_ZEROCOPY on if
  * @zerocopy, and start counting calls from 0.
  */
-static int tx_open(FIXTURE_DATA(devmem_tx) *self, const char *addr,
+static int tx_open(devmem_tx_data *self, const char *addr,
 		   bool zerocopy)
 {
 	struct timeval tv = { .tv_sec = WAIT_SEC };
@@ -691,7 +694,7 @@ static void check_report(struct __test_metadata *_metadata,
 
 /* Finish a stream: EOF to the receiver, its report, the completions. */
 static void finish_stream(struct __test_metadata *_metadata,
-			  FIXTURE_DATA(devmem_tx) *self)
+			  devmem_tx_data *self)
 {
 	struct rx_report rep;
 
@@ -857,7 +860,7 @@ TEST_F_TIMEOUT(devmem_tx, bind_tx_unprivileged, FLOW_TIMEOUT)
 /* --- streams -------------------------------------------------------------- */
 
 static void tx_stream(struct __test_metadata *_metadata,
-		      FIXTURE_DATA(devmem_tx) *self, bool ipv4, size_t bytes)
+		      devmem_tx_data *self, bool ipv4, size_t bytes)
 {
 	struct rx_opts o = { .ipv4 = ipv4 };
 	double start;
@@ -1455,7 +1458,7 @@ TEST_F_TIMEOUT(devmem_tx, rx_binding_id_einval, FLOW_TIMEOUT)
  * @bytes) without blocking. Returns the bytes left unacknowledged.
  */
 static int fill_unacked(struct __test_metadata *_metadata,
-			FIXTURE_DATA(devmem_tx) *self, size_t bytes)
+			devmem_tx_data *self, size_t bytes)
 {
 	int sndbuf = 16 << 20, r;
 

@@ -30,7 +30,7 @@
 #pragma GCC diagnostic pop
 #include "devmem_lib.h"
 
-#define DMABUF_SIZE	(1UL << 20)
+#define DMABUF_SIZE	(1024 * 1024UL)
 #define ROUTE_ADDR	"198.51.100.1/24"
 #define PEER_ADDR	"198.51.100.2"
 #define PEER_PORT	9

@@ -51,7 +51,8 @@ rings()
 	hds=$(srv "$DMCTL" hds-thresh "$SRV_IF")
 	echo "rings: hds-thresh and its maximum: $hds"
 	srv "$DMCTL" hds-thresh "$SRV_IF" 0 || fail "rings: hds-thresh 0"
-	[ "$(srv "$DMCTL" hds-thresh "$SRV_IF")" = "0 256" ] || fail "rings: hds-thresh 0 did not stick"
+	[ "$(srv "$DMCTL" hds-thresh "$SRV_IF")" = "0 256" ] ||
+		fail "rings: hds-thresh 0 did not stick"
 	srv "$DMCTL" hds-thresh "$SRV_IF" 100 2> "$tmp/err" &&
 		fail "rings: hds-thresh 100 was taken (igb has 0 and 256)"
 	echo "rings: hds-thresh 100 refused: $(cat "$tmp/err")"
@@ -62,7 +63,8 @@ rss()
 {
 	srv ethtool -X "$SRV_IF" equal 1 || { fail "rss: ethtool -X equal 1"; return; }
 	[ "$(rss_queues | tr '\n' ' ')" = "0 " ] ||
-		fail "rss: equal 1 left other queues than 0 in the table: $(rss_queues | tr '\n' ' ')"
+		fail "rss: equal 1 left other queues than 0 in the table:" \
+		     "$(rss_queues | tr '\n' ' ')"
 	srv ethtool -X "$SRV_IF" default || fail "rss: ethtool -X default"
 	[ "$(rss_queues | tr '\n' ' ')" = "0 1 " ] ||
 		fail "rss: default does not spread over queues 0 and 1: $(rss_queues | tr '\n' ' ')"
@@ -105,7 +107,8 @@ flow_rule()
 	[ "$got" -gt 1000 ] || fail "rule: the flow did not arrive on queue 1"
 	srv ethtool -N "$SRV_IF" delete "$id" || fail "rule: delete $id failed"
 	srv ethtool -n "$SRV_IF" | grep -q "^Filter:" && fail "rule: rule $id still listed"
-	srv ethtool -N "$SRV_IF" delete "$id" 2> /dev/null && fail "rule: a second delete of $id worked"
+	srv ethtool -N "$SRV_IF" delete "$id" 2> /dev/null &&
+		fail "rule: a second delete of $id worked"
 	# Debian's ethtool 6.1 prints the refusal but exits 0 when it picked
 	# the location itself: judge by the message and the rule list
 	srv ethtool -N "$SRV_IF" flow-type tcp6 dst-ip "$SRV_ADDR6" dst-port "$PORT" \

@@ -480,7 +480,8 @@ static int saw_qstats(const struct nlmsghdr *nlh, void *arg)
 	if (nl_attr_get_u32(tb[NETDEV_A_QSTATS_IFINDEX], &type))
 		qs->bad = true;
 	/* a device answer has both directions, a queue's only its own */
-	has_rx = has_tx = true;
+	has_rx = true;
+	has_tx = true;
 	if (!nl_attr_get_u32(tb[NETDEV_A_QSTATS_QUEUE_TYPE], &type)) {
 		has_rx = type == NETDEV_QUEUE_TYPE_RX;
 		has_tx = !has_rx;
@@ -687,7 +688,8 @@ TEST_F_TIMEOUT(netdev_nl, notifications, 120)
 			       .id = pool_id };
 	ASSERT_EQ(1, nl_wait_ntf(&ntf, await_pool, &w, 30000));
 
-	ASSERT_EQ(0, devmem_shell("ip link add ntf0 index 3999 type veth peer name ntf1 index 3998"));
+	ASSERT_EQ(0, devmem_shell("ip link add ntf0 index 3999 type veth %s",
+				  "peer name ntf1 index 3998"));
 	w = (struct ntf_wait){ .cmd = NETDEV_CMD_DEV_ADD_NTF, .id = 3999 };
 	EXPECT_EQ(1, nl_wait_ntf(&ntf, await_dev, &w, 10000));
 	ASSERT_EQ(0, devmem_shell("ip link del ntf0"));

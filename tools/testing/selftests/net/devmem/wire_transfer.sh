@@ -41,7 +41,9 @@ transfer()
 	tx_after=$(topo_stat "$CLI_NS" "$CLI_IF" tx_bytes)
 	sum=$(sha256sum < "$tmp/received" | cut -d' ' -f1)
 
-	echo "$family: sent $bytes bytes; server NIC rx_bytes +$((rx_after - rx_before)), client NIC tx_bytes +$((tx_after - tx_before))"
+	echo "$family: sent $bytes bytes;" \
+	     "server NIC rx_bytes +$((rx_after - rx_before))," \
+	     "client NIC tx_bytes +$((tx_after - tx_before))"
 	if [ "$sum" != "$sent_sum" ]; then
 		echo "FAIL: $family: received data differs from what was sent"
 		ret=1
