@@ -431,7 +431,7 @@ static bool tcp_devmem_tx_dst_ok(const struct dst_entry *dst)
 	__be16 proto = dst->ops->family == AF_INET6 ? htons(ETH_P_IPV6) :
 						      htons(ETH_P_IP);
 
-	return !dst->xfrm && (features & NETIF_F_SG) &&
+	return !dst_xfrm(dst) && (features & NETIF_F_SG) &&
 	       can_checksum_protocol(features, proto);
 }
 
