@@ -7,7 +7,8 @@ PKGS=(linux-source-6.1 build-essential bc bison flex libelf-dev libssl-dev
       dwarves cpio xz-utils rsync ccache git python3 kmod
       iproute2 iputils-ping ethtool tcpdump socat procps util-linux
       busybox-static gnuplot-nox nftables
-      clang llvm lld libbpf-dev python3-yaml liburing-dev)
+      clang llvm lld libbpf-dev python3-yaml liburing-dev
+      patch python3-ply python3-git)
 BACKPORTS_LIST=/etc/apt/sources.list.d/devmem-bookworm-backports.list
 QEMU_MIN=8.2
 
@@ -22,7 +23,8 @@ qemu_ok() {
 	local v
 	v=$(qemu-system-x86_64 --version | sed -n 's/.*version \([0-9]*\.[0-9]*\).*/\1/p')
 	[ "$(printf '%s\n%s\n' "$QEMU_MIN" "$v" | sort -V | head -1)" = "$QEMU_MIN" ] &&
-		qemu-system-x86_64 -device help 2>/dev/null | grep -q '"igb"'
+		# (no grep -q: under pipefail, qemu killed by SIGPIPE would fail it)
+		qemu-system-x86_64 -device help 2>/dev/null | grep '"igb"' > /dev/null
 }
 
 need_qemu=0
