@@ -7,6 +7,8 @@
 #   make check-nodevmem  build and boot with CONFIG_NET_DEVMEM off
 #   make bench      measure what devmem saves (build/bench/results.md)
 #   make check-kmsan  KMSAN kernel (clang): devmem_hostile and devmem_rx
+#   make series     the series as mails for git am (build/series)
+#   make series-check  git am it, build every patch, checkpatch, kernel-doc
 #
 # See README.md.
 
@@ -37,11 +39,11 @@ CONFIGS_kmsan := x86_64_defconfig devmem.config devmem-kmsan.config
 KMAKE_kmsan := LLVM=1
 export KMAKE = $(KMAKE_$(FLAVOR))
 
-.PHONY: all deps tree config kernel selftests vm demo check check-nodevmem check-kmsan bench refresh clean help
+.PHONY: all deps tree config kernel selftests vm demo check check-nodevmem check-kmsan bench refresh series series-check clean help
 .DEFAULT_GOAL := help
 
 help:
-	@sed -n '2,12p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '2,14p' Makefile | sed 's/^# \{0,1\}//'
 
 # Installs the packages below as root when any is missing (apt-get).
 deps:
@@ -104,6 +106,18 @@ bench:
 
 refresh:
 	@"$(TOP)/mk/refresh.sh"
+
+# The series as mails (mk/series.sh): build/series/0000-cover-letter.patch
+# and one patch per line of patches/series, every added file introduced by
+# the patch of patches/introduce, pieces of files from patches/pieces/.
+series: tree
+	@"$(TOP)/mk/series.sh"
+
+# git am of build/series onto the base, the same tree as build/linux, the
+# kernel built at every patch, checkpatch --strict, kernel-doc
+# (mk/series-check.sh; not in make check).
+series-check: series
+	@"$(TOP)/mk/series-check.sh"
 
 clean:
 	rm -rf "$(BUILD)"
