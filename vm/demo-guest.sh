@@ -26,6 +26,15 @@ devmem|plain) ;;
 *) echo "demo: unknown client mode $tx (devmem or plain)" >&2; exit 2 ;;
 esac
 
+srv=
+# Whatever happens, the ports go back to the initial namespace.
+finish()
+{
+	[ -n "$srv" ] && { kill "$srv" 2>/dev/null; wait "$srv"; }
+	topo_teardown
+	rm -rf "$out"
+}
+trap finish EXIT
 topo_setup || exit 1
 tx_opts=()
 [ "$tx" = devmem ] && tx_opts=(-f "$CLI_IF")
@@ -50,9 +59,10 @@ fi
 ip netns exec "$CLI_NS" "$ncdevmem" -s "$SRV_ADDR6" -c "$CLI_ADDR6" --client-port 40001 \
 	-p 5201 -v $pattern --bytes "$bytes" "${tx_opts[@]}" \
 	> "$out/client" 2> "$out/client.err" ||
-	{ cat "$out/client.err"; kill $srv 2>/dev/null; wait $srv; exit 1; }
+	{ cat "$out/client.err"; exit 1; }
 wait $srv
 rc=$?
+srv=
 
 val() { sed -n "s/^$1: //p" "$out/server"; }
 cval() { sed -n "s/^$1: //p" "$out/client"; }
@@ -92,4 +102,3 @@ if [ "$tx" = devmem ]; then
 else
 	echo "demo: every byte arrived in the udmabuf and matched the pattern"
 fi
-topo_teardown
