@@ -9,6 +9,8 @@
 #   make check-kmsan  KMSAN kernel (clang): devmem_hostile and devmem_rx
 #   make series     the series as mails for git am (build/series)
 #   make series-check  git am it, build every patch, checkpatch, kernel-doc
+#   make deb        Debian packages: kernel (Debian's config) and tools
+#   make check-deb  boot a debootstrapped Debian 12 with them, run the demo
 #
 # See README.md.
 
@@ -39,7 +41,7 @@ CONFIGS_kmsan := x86_64_defconfig devmem.config devmem-kmsan.config
 KMAKE_kmsan := LLVM=1
 export KMAKE = $(KMAKE_$(FLAVOR))
 
-.PHONY: all deps tree config kernel selftests vm demo check check-nodevmem check-kmsan bench refresh series series-check clean help
+.PHONY: all deps tree config kernel selftests vm demo check check-nodevmem check-kmsan deb check-deb bench refresh series series-check clean help
 .DEFAULT_GOAL := help
 
 help:
@@ -97,6 +99,19 @@ check-kmsan:
 		"$(TOP)/vm/run" -l "$(BUILD)/vm/kmsan" -- "$(TOP)/vm/kmsan-guest.sh" "$(BUILD)" \
 		$${DEVMEM_TIME_SCALE:-4} $${DEVMEM_BIG_DMABUF_MB:-256} "$${DEVMEM_RX_VARIANT-one_queue}"
 
+# Debian packages (mk/deb.sh): linux-image, linux-headers and linux-libc-dev
+# from Debian's 6.1 config plus devmem-host.config, built in build/obj-deb
+# with the kernel's bindeb-pkg, and devmem-tools. A full distribution
+# kernel: hours on two cores the first time, incremental after.
+# DEB_CONFIG=guest packages the test guest's config instead (minutes).
+deb: tree
+	@"$(TOP)/mk/deb.sh"
+
+# The packages of make deb on a debootstrapped Debian 12 booted in QEMU
+# (mk/check-deb.sh; as root: debootstrap and chroot).
+check-deb: deps
+	@"$(TOP)/mk/check-deb.sh"
+
 # Two boots of the production kernel, one under -icount and one counting
 # instructions: RX bounce / plain / devmem, TX copy / zerocopy / devmem,
 # token return, flows, bind sizes (mk/bench.sh).
@@ -120,4 +135,4 @@ series-check: series
 	@"$(TOP)/mk/series-check.sh"
 
 clean:
-	rm -rf "$(BUILD)"
+	rm -rf --one-file-system "$(BUILD)"

@@ -7,6 +7,7 @@ PKGS=(linux-source-6.1 build-essential bc bison flex libelf-dev libssl-dev
       dwarves cpio xz-utils rsync ccache git python3 kmod
       iproute2 iputils-ping ethtool tcpdump socat procps util-linux
       busybox-static gnuplot-nox nftables
+      debootstrap linux-config-6.1 e2fsprogs dpkg-dev fakeroot openssl
       clang llvm lld libbpf-dev python3-yaml liburing-dev
       patch python3-ply python3-git)
 BACKPORTS_LIST=/etc/apt/sources.list.d/devmem-bookworm-backports.list
