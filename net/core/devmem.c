@@ -623,12 +623,14 @@ struct net_iov *net_devmem_tx_niov(struct net_devmem_dmabuf_binding *binding,
  * @niov: a net_iov of a TX binding, already referenced by the caller
  *
  * A TX net_iov has no page pool: a reference on it (an skb fragment) is
- * a reference on its binding, which keeps the dma-buf mapped.
+ * a reference on its binding, which keeps the dma-buf mapped. Exported
+ * like net_iov_put(): skb_frag_ref() reaches it from any module.
  */
 void net_devmem_tx_iov_get(struct net_iov *niov)
 {
 	net_devmem_dmabuf_binding_get(net_iov_binding(niov));
 }
+EXPORT_SYMBOL(net_devmem_tx_iov_get);
 
 /**
  * net_devmem_tx_iov_put() - drop a reference on a TX net_iov
