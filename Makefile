@@ -45,7 +45,7 @@ export KMAKE = $(KMAKE_$(FLAVOR))
 .DEFAULT_GOAL := help
 
 help:
-	@sed -n '2,14p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '2,15p' Makefile | sed 's/^# \{0,1\}//'
 
 # Installs the packages below as root when any is missing (apt-get).
 deps:
