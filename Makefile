@@ -135,4 +135,4 @@ series-check: series
 	@"$(TOP)/mk/series-check.sh"
 
 clean:
-	rm -rf --one-file-system "$(BUILD)"
+	@"$(TOP)/mk/clean.sh"

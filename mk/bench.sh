@@ -49,6 +49,9 @@ bind_sizes=${BENCH_BIND_SIZES:-16M 64M 256M 1G}
 mtus=${BENCH_MTUS:-1500 4148 9000}
 mem=${BENCH_MEM:-1}
 tests=$build/selftests/net/devmem
+# As root: what this deletes and writes is root's alone (mk/safe-build.sh).
+. "$top/mk/safe-build.sh"
+safe_build bench "$build" bench bench/raw
 
 rm -rf "$raw"
 mkdir -p "$raw"/icount "$raw"/insn

@@ -17,11 +17,15 @@ work=$debs/check
 timeout=${VM_TIMEOUT:-2400}
 demo_mb=${DEMO_MB:-16}
 
+[ "$(id -u)" = 0 ] || { echo "check-deb: needs root (debootstrap, chroot)" >&2; exit 2; }
+# build/ and what this deletes, extracts into, formats or locks there are
+# root's alone (mk/safe-build.sh), before anything is read from them.
+. "$top/mk/safe-build.sh"
+safe_build check-deb "$build" deb deb/check deb.lock
 ls "$debs"/linux-image-*.deb "$debs"/devmem-tools_*.deb "$debs"/VERSION > /dev/null ||
 	{ echo "check-deb: no packages in $debs (make deb)" >&2; exit 2; }
 version=$(cat "$debs"/VERSION)
 deb_config=$(cat "$debs"/CONFIG)
-[ "$(id -u)" = 0 ] || { echo "check-deb: needs root (debootstrap, chroot)" >&2; exit 2; }
 start=$(date +%s)
 # make deb and make check-deb share build/deb: one at a time.
 exec 9> "$build/deb.lock"
@@ -121,7 +125,11 @@ echo "/dev/vda / ext4 rw,errors=remount-ro 0 1" > "$root/etc/fstab"
 echo devmem-deb > "$root/etc/hostname"
 
 cp "$root/boot/vmlinuz-$krel" "$root/boot/initrd.img-$krel" "$work/"
+# mkfs formats whatever the name leads to: a new file of our own (set -C:
+# O_EXCL, which no symbolic link passes), never a link.
 rm -f "$work/disk.img"
+(set -C && : > "$work/disk.img") && [ -f "$work/disk.img" ] && [ ! -L "$work/disk.img" ] ||
+	{ echo "check-deb: cannot make $work/disk.img as a new file" >&2; exit 1; }
 mkfs.ext4 -q -F -L devmem-root -d "$root" "$work/disk.img" 4G > /dev/null
 rm -rf --one-file-system "$root"
 

@@ -2,6 +2,9 @@
 # Write OBJ/.config from the named config targets, only when one of the
 # fragments (or the base defconfig) changed since the last time.
 set -euo pipefail
+# As root: the object directory is root's alone (mk/safe-build.sh).
+. "$(dirname "$0")/safe-build.sh"
+safe_build config "$2"
 src=$(cd "$1" && pwd) obj=$(mkdir -p "$2" && cd "$2" && pwd)
 shift 2
 stamp=$obj/.devmem-config

@@ -21,6 +21,10 @@ tar=$cache/bookworm.tar
 key=$(echo "bookworm minbase $include" | sha1sum | cut -d' ' -f1)
 
 [ "$(id -u)" = 0 ] || { echo "deb-rootfs: needs root (debootstrap)" >&2; exit 2; }
+# build/ and the cache, where this deletes, debootstraps and archives as
+# root, are root's alone (mk/safe-build.sh).
+. "$top/mk/safe-build.sh"
+safe_build deb-rootfs "$build" deb-rootfs
 if [ "$(cat "$tar.key" 2>/dev/null)" != "$key" ]; then
 	echo "deb-rootfs: debootstrap bookworm (minbase + $include)" >&2
 	root=$cache/root

@@ -13,6 +13,10 @@ tools=$1 version=$2 arch=$3 out=$4 krel=$5
 pkg=devmem-tools
 stage=$tools/stage
 libdir=/usr/lib/$pkg
+# As root: what this deletes and packs is root's alone (mk/safe-build.sh).
+. "$top/mk/safe-build.sh"
+safe_build deb-tools "$tools" stage shlibdeps
+safe_build deb-tools "$out"
 
 # The programs link against the build host's libraries: the package is for
 # the release the host runs.

@@ -32,8 +32,10 @@ guest) obj=$build/obj-deb-guest ;;
 esac
 out=$build/deb
 jobs=${JOBS:-$(nproc)}
-debian_config=/usr/src/linux-config-6.1/config.amd64_none_amd64.xz
-fragment=devmem-host.config
+# As root: build/ and what this script deletes, locks or writes there are
+# root's alone (mk/safe-build.sh).
+. "$top/mk/safe-build.sh"
+safe_build deb "$build" linux "${obj##*/}" deb deb.lock deb-headers deb-tools deb-tools-obj
 
 series=${DEVMEM_SERIES:-1}
 case $series in
@@ -59,42 +61,10 @@ mkdir -p "$obj" "$out"
 exec 9> "$build/deb.lock"
 flock -n 9 || { echo "deb: another make deb or make check-deb is running" >&2; exit 2; }
 
-# Kernel configuration: only rewritten when Debian's config, the fragment,
-# this script or the tree changed, so that a rebuild stays incremental.
-config_key=$( {
-	echo "$deb_config"
-	sha1sum < "$0"
-	[ "$deb_config" = guest ] || sha1sum "$debian_config"
-	cat "$src/kernel/configs/$fragment"
-	git -C "$src" rev-parse HEAD
-} | sha1sum | cut -d' ' -f1)
-if [ "$(cat "$obj/.devmem-config" 2>/dev/null)" != "$config_key" ]; then
-	if [ "$deb_config" = guest ]; then
-		echo "deb: config: x86_64_defconfig + devmem.config + $fragment"
-		make -s -C "$src" O="$obj" x86_64_defconfig devmem.config \
-			> "$obj/.devmem-config.log" 2>&1 ||
-			{ cat "$obj/.devmem-config.log" >&2; exit 1; }
-		# The test guest boots from 9p; a packaged system from a disk.
-		"$src"/scripts/config --file "$obj/.config" -e BLOCK \
-			-e VIRTIO_BLK -e EXT4_FS
-	else
-		echo "deb: config: Debian's amd64 config + $fragment"
-		xz -dc "$debian_config" > "$obj/.config"
-	fi
-	make -s -C "$src" O="$obj" "$fragment" >> "$obj/.devmem-config.log" 2>&1 ||
-		{ cat "$obj/.devmem-config.log" >&2; exit 1; }
-	while IFS= read -r line; do
-		case $line in
-		CONFIG_*=*) grep -qxF "$line" "$obj/.config" ||
-			{ echo "deb: config: '$line' did not take" >&2; exit 1; } ;;
-		esac
-	done < "$src/kernel/configs/$fragment"
-	echo "$config_key" > "$obj/.devmem-config"
-fi
-
-# The kernel packages.  LOCALVERSION (set, even empty) keeps setlocalversion
-# from appending "+" for the git tree in build/linux.
-kernelrelease=$(make -s -C "$src" O="$obj" LOCALVERSION="$localversion" kernelrelease)
+# Kernel configuration (mk/deb-config.sh), and the release it gives.
+# LOCALVERSION (set, even empty) keeps setlocalversion from appending "+"
+# for the git tree in build/linux.
+kernelrelease=$("$top"/mk/deb-config.sh "$src" "$obj" "$deb_config" "$localversion")
 [ "$kernelrelease" = "$krel" ] ||
 	{ echo "deb: kernel release would be $kernelrelease, not $krel" >&2; exit 1; }
 echo "deb: building $krel ($version) in $obj with $jobs job(s)"

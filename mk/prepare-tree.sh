@@ -15,6 +15,11 @@ overlay_dirs=(Documentation arch drivers fs include kernel lib mm net tools)
 
 die() { echo "prepare-tree: $*" >&2; exit 1; }
 
+# As root: build/ and the tree, which this deletes and unpacks into, are
+# root's alone (mk/safe-build.sh).
+. "$top/mk/safe-build.sh"
+safe_build prepare-tree "$build" linux
+
 [ -f "$tarball" ] || die "$tarball missing (make deps)"
 deb_version=$(dpkg-query -W -f='${Version}' linux-source-6.1)
 

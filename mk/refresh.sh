@@ -4,6 +4,10 @@
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 src=${BUILD:-$top/build}/linux
+# As root: the tree whose commits this reads is root's alone
+# (mk/safe-build.sh).
+. "$top/mk/safe-build.sh"
+safe_build refresh "${BUILD:-$top/build}" linux
 g() { git -C "$src" "$@"; }
 
 [ -d "$src/.git" ] || { echo "refresh: no build/linux (make tree)" >&2; exit 1; }

@@ -6,6 +6,10 @@ src=$1 build=$2
 targets=${SELFTEST_TARGETS:-net/devmem}
 obj=$build/obj-${FLAVOR:-debug}
 hdr=$build/selftests-headers
+# As root: what this deletes and installs into is root's alone
+# (mk/safe-build.sh).
+. "$(dirname "$0")/safe-build.sh"
+safe_build selftests "$build" selftests selftests-obj selftests-headers
 
 # uAPI headers of this tree, for tests that use new ABI.
 # shellcheck disable=SC2086 # KMAKE: the flavor's make variables (LLVM=1)

@@ -28,6 +28,10 @@ from=${SERIES_CHECK_FROM:-1}
 fragment=$top/mk/series-check.config
 
 die() { echo "series-check: $*" >&2; exit 1; }
+# As root: what this deletes and builds in is root's alone
+# (mk/safe-build.sh).
+. "$top/mk/safe-build.sh"
+safe_build series-check "$build" linux series series-check series-check/linux series-check/obj
 t() { git -C "$tree" "$@"; }
 now() { date +%s; }
 

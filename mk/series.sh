@@ -27,6 +27,9 @@ pieces=$top/patches/pieces
 cover=$top/patches/cover-letter
 
 die() { echo "series: $*" >&2; exit 1; }
+# As root: what this deletes and writes is root's alone (mk/safe-build.sh).
+. "$top/mk/safe-build.sh"
+safe_build series "$build" linux series
 g() { git -C "$src" "$@"; }
 
 patch_list() {

@@ -29,6 +29,7 @@ struct sock;
 #if IS_ENABLED(CONFIG_NET_DEVMEM)
 void tcp_devmem_init_sock(struct sock *sk);
 void tcp_devmem_release_tokens(struct sock *sk);
+void tcp_devmem_close(struct sock *sk);
 int tcp_devmem_recv_skb(struct sock *sk, const struct sk_buff *skb,
 			u32 offset, struct msghdr *msg, size_t len, int flags);
 int tcp_devmem_dontneed(struct sock *sk, sockptr_t optval,
@@ -42,6 +43,10 @@ static inline void tcp_devmem_init_sock(struct sock *sk)
 }
 
 static inline void tcp_devmem_release_tokens(struct sock *sk)
+{
+}
+
+static inline void tcp_devmem_close(struct sock *sk)
 {
 }
 

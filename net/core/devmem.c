@@ -9,6 +9,8 @@
  * the dma-buf.
  */
 
+#include <linux/capability.h>
+#include <linux/cred.h>
 #include <linux/dma-buf.h>
 #include <linux/mm.h>
 #include <linux/netdevice.h>
@@ -30,12 +32,22 @@
 static DEFINE_XARRAY_FLAGS(net_devmem_dmabuf_bindings, XA_FLAGS_ALLOC1);
 static u32 net_devmem_next_id;
 
-/* Bindings that were unbound but stay mapped: TX ones while skbs still
- * point into them, RX ones whose queue could not leave their memory (its
- * page pool holds them until the driver rebuilds the ring). They have no
- * id any more, and a device going away must still find them. Under RTNL.
+/* TX bindings that were unbound but stay mapped while skbs still point
+ * into them. They have no id any more, and a device going away must still
+ * find them. Under RTNL.
  */
 static LIST_HEAD(net_devmem_unbound);
+
+/* RX bindings unbound while a queue could not leave their memory (its
+ * restart failed: no memory for a new ring, or the queue did not stop).
+ * The NIC may still write into the dma-buf, so they keep their id, which
+ * that queue still names (queue-get), and stay mapped; the queues are
+ * tried again every NET_DEVMEM_LEAVE_RETRY until they leave. Under RTNL.
+ */
+static LIST_HEAD(net_devmem_leaving);
+#define NET_DEVMEM_LEAVE_RETRY	HZ
+static void net_devmem_leave_work(struct work_struct *work);
+static DECLARE_DELAYED_WORK(net_devmem_leave_dwork, net_devmem_leave_work);
 
 static const struct memory_provider_ops dmabuf_devmem_ops;
 
@@ -53,6 +65,10 @@ static void net_devmem_dmabuf_binding_free(struct net_devmem_dmabuf_binding *bin
 	kvfree(binding->free_niovs);
 	xa_destroy(&binding->bound_rxqs);
 	dma_buf_put(binding->dmabuf);
+	if (binding->owner_cred)
+		put_cred(binding->owner_cred);
+	if (binding->owner_sk)
+		sock_put(binding->owner_sk);
 	kfree_rcu(binding, rcu);
 }
 
@@ -114,7 +130,8 @@ static void net_devmem_release_dev(struct net_devmem_dmabuf_binding *binding)
 
 /* Returns every bound RX queue to host memory. RTNL held. Returns false
  * when some queue could not leave the binding's memory (no memory for its
- * new ring): its page pool keeps the binding, which must stay mapped.
+ * new ring, or it did not stop): that queue stays bound, still runs on the
+ * binding's memory, and the binding must stay mapped and known.
  */
 static bool net_devmem_unbind_queues(struct net_devmem_dmabuf_binding *binding)
 {
@@ -127,11 +144,47 @@ static bool net_devmem_unbind_queues(struct net_devmem_dmabuf_binding *binding)
 	void *entry;
 
 	xa_for_each(&binding->bound_rxqs, rxq_idx, entry) {
-		if (net_mp_close_rxq(binding->dev, rxq_idx, &mp_params))
+		if (net_mp_close_rxq(binding->dev, rxq_idx, &mp_params)) {
 			all_left = false;
+			continue;
+		}
 		xa_erase(&binding->bound_rxqs, rxq_idx);
 	}
 	return all_left;
+}
+
+/* The end of an unbind: the id goes, an RX binding is unmapped (no queue
+ * uses it any more), a TX one waits for its last skb. Drops the owner's
+ * reference. RTNL held.
+ */
+static void net_devmem_unbind_finish(struct net_devmem_dmabuf_binding *binding)
+{
+	xa_erase(&net_devmem_dmabuf_bindings, binding->id);
+	if (binding->direction == DMA_FROM_DEVICE)
+		net_devmem_release_dev(binding);
+	else
+		list_add(&binding->unbound_node, &net_devmem_unbound);
+	net_devmem_dmabuf_binding_put(binding);
+}
+
+/* Tries again the queues of the bindings on net_devmem_leaving. */
+static void net_devmem_leave_work(struct work_struct *work)
+{
+	struct net_devmem_dmabuf_binding *binding, *tmp;
+
+	rtnl_lock();
+	list_for_each_entry_safe(binding, tmp, &net_devmem_leaving,
+				 unbound_node) {
+		if (binding->dev && !net_devmem_unbind_queues(binding))
+			continue;
+		list_del_init(&binding->unbound_node);
+		binding->leaving = false;
+		net_devmem_unbind_finish(binding);
+	}
+	if (!list_empty(&net_devmem_leaving))
+		schedule_delayed_work(&net_devmem_leave_dwork,
+				      NET_DEVMEM_LEAVE_RETRY);
+	rtnl_unlock();
 }
 
 /**
@@ -141,22 +194,28 @@ static bool net_devmem_unbind_queues(struct net_devmem_dmabuf_binding *binding)
  * Removes the id, so that no new user finds the binding, and drops the
  * owner's reference. An RX binding also returns its queues to host memory
  * and is unmapped now: the NIC no longer writes into it, and the net_iovs
- * still held by skbs or user-space tokens are never read by the CPU; if a
- * queue cannot leave (see net_mp_close_rxq()), the binding stays mapped
- * until that queue's page pool lets go of it. A TX binding stays mapped
- * until the last skb that points into it is freed, because the NIC may
- * still be reading those bytes. Caller holds RTNL.
+ * still held by skbs or user-space tokens are never read by the CPU. If a
+ * queue cannot leave (see net_mp_close_rxq()), the NIC may still write
+ * into the dma-buf: the binding then keeps its id and its mapping, the
+ * queue still names it, and the queue is tried again every second until
+ * it leaves; only then is the rest done. A TX binding stays mapped until
+ * the last skb that points into it is freed, because the NIC may still be
+ * reading those bytes. Caller holds RTNL.
  */
 void net_devmem_unbind_dmabuf(struct net_devmem_dmabuf_binding *binding)
 {
 	ASSERT_RTNL();
-	xa_erase(&net_devmem_dmabuf_bindings, binding->id);
-	if (binding->direction == DMA_FROM_DEVICE &&
-	    (!binding->dev || net_devmem_unbind_queues(binding)))
-		net_devmem_release_dev(binding);
-	else
-		list_add(&binding->unbound_node, &net_devmem_unbound);
-	net_devmem_dmabuf_binding_put(binding);
+	if (WARN_ON_ONCE(binding->leaving))
+		return;
+	if (binding->direction == DMA_FROM_DEVICE && binding->dev &&
+	    !net_devmem_unbind_queues(binding)) {
+		binding->leaving = true;
+		list_add(&binding->unbound_node, &net_devmem_leaving);
+		schedule_delayed_work(&net_devmem_leave_dwork,
+				      NET_DEVMEM_LEAVE_RETRY);
+		return;
+	}
+	net_devmem_unbind_finish(binding);
 }
 
 /* Records the net_iovs of one scatter entry of a TX binding by page index
@@ -312,9 +371,12 @@ static int net_devmem_map_dmabuf(struct net_devmem_dmabuf_binding *binding,
  * @dev: the device; RTNL held
  * @direction: DMA_FROM_DEVICE for an RX binding, DMA_TO_DEVICE for TX
  * @dmabuf_fd: file descriptor of the dma-buf, in the caller's fd table
- * @owner_net: netns of the netlink socket the binding belongs to
+ * @owner_sk: the netlink socket the binding belongs to (it is held)
  * @owner_portid: port id of that socket
  * @extack: where to say why it failed
+ *
+ * The binding also records the calling task's credentials: whose TX
+ * binding it is (net_devmem_get_tx_binding()).
  *
  * Return: a binding with an id and one reference (the owner's), not yet
  * used by any queue or socket; or an ERR_PTR.
@@ -322,7 +384,7 @@ static int net_devmem_map_dmabuf(struct net_devmem_dmabuf_binding *binding,
 struct net_devmem_dmabuf_binding *
 net_devmem_bind_dmabuf(struct net_device *dev,
 		       enum dma_data_direction direction,
-		       unsigned int dmabuf_fd, struct net *owner_net,
+		       unsigned int dmabuf_fd, struct sock *owner_sk,
 		       u32 owner_portid, struct netlink_ext_ack *extack)
 {
 	struct net_devmem_dmabuf_binding *binding;
@@ -352,8 +414,11 @@ net_devmem_bind_dmabuf(struct net_device *dev,
 	xa_init(&binding->bound_rxqs);
 	spin_lock_init(&binding->free_lock);
 	INIT_LIST_HEAD(&binding->chunk_owners);
-	binding->owner_net = owner_net;
+	binding->owner_net = sock_net(owner_sk);
 	binding->owner_portid = owner_portid;
+	sock_hold(owner_sk);
+	binding->owner_sk = owner_sk;
+	binding->owner_cred = get_current_cred();
 
 	err = net_devmem_map_dmabuf(binding, extack);
 	if (err)
@@ -421,7 +486,10 @@ int net_devmem_bind_dmabuf_to_queue(struct net_device *dev, u32 rxq_idx,
  * @portid: the socket's port id
  *
  * Called when a netlink socket is released (also when its process dies):
- * every binding it made is unbound. Takes RTNL.
+ * every binding it made is unbound. The port id was given up before this
+ * runs, and a new socket may already hold it and have made bindings of
+ * its own: only bindings whose socket is dead (orphaned by its release)
+ * go. Takes RTNL.
  */
 void net_devmem_unbind_owner(struct net *net, u32 portid)
 {
@@ -434,7 +502,9 @@ void net_devmem_unbind_owner(struct net *net, u32 portid)
 	rtnl_lock();
 	xa_for_each(&net_devmem_dmabuf_bindings, id, binding) {
 		if (binding->owner_portid == portid &&
-		    net_eq(binding->owner_net, net))
+		    net_eq(binding->owner_net, net) &&
+		    sock_flag(binding->owner_sk, SOCK_DEAD) &&
+		    !binding->leaving)
 			net_devmem_unbind_dmabuf(binding);
 	}
 	rtnl_unlock();
@@ -478,6 +548,12 @@ static int net_devmem_netdev_event(struct notifier_block *nb,
 			continue;
 		net_devmem_unbind_queues(binding);
 		net_devmem_release_dev(binding);
+		/* unbound already, it waited for its queues: they are gone */
+		if (binding->leaving) {
+			list_del_init(&binding->unbound_node);
+			binding->leaving = false;
+			net_devmem_unbind_finish(binding);
+		}
 	}
 	list_for_each_entry(binding, &net_devmem_unbound, unbound_node)
 		if (binding->dev == dev)
@@ -575,15 +651,33 @@ u32 net_devmem_pool_binding_id(const struct page_pool *pool)
 
 /* ---- transmit --------------------------------------------------------- */
 
+/* May the current task send from @binding? Its owner may: the same
+ * effective user in the same user namespace as the task that bound it;
+ * so may whoever administers the binding's network namespace.
+ */
+static bool net_devmem_tx_allowed(const struct net_devmem_dmabuf_binding *binding)
+{
+	const struct cred *owner = binding->owner_cred;
+	const struct cred *cred = current_cred();
+
+	if (cred->user_ns == owner->user_ns && uid_eq(cred->euid, owner->euid))
+		return true;
+	return ns_capable(binding->owner_net->user_ns, CAP_NET_ADMIN);
+}
+
 /**
  * net_devmem_get_tx_binding() - find a TX binding by id and hold it
  * @net: network namespace of the sending socket
  * @id: the id bind-tx returned
  *
+ * A TX binding lets the NIC read a dma-buf on behalf of the user that
+ * bound it: another user's task may not send from it.
+ *
  * Return: the binding with a reference the caller drops with
- * net_devmem_dmabuf_binding_put(), or NULL when @id names no binding, an
- * RX binding, one made from another network namespace, or one that is
- * being unbound.
+ * net_devmem_dmabuf_binding_put(); ERR_PTR(-EINVAL) when @id names no
+ * binding, an RX binding, one made from another network namespace, or
+ * one that is being unbound; ERR_PTR(-EPERM) when the binding belongs to
+ * another user and the caller lacks CAP_NET_ADMIN over its namespace.
  */
 struct net_devmem_dmabuf_binding *net_devmem_get_tx_binding(struct net *net,
 							    u32 id)
@@ -597,6 +691,12 @@ struct net_devmem_dmabuf_binding *net_devmem_get_tx_binding(struct net *net,
 			!refcount_inc_not_zero(&binding->ref)))
 		binding = NULL;
 	rcu_read_unlock();
+	if (!binding)
+		return ERR_PTR(-EINVAL);
+	if (!net_devmem_tx_allowed(binding)) {
+		net_devmem_dmabuf_binding_put(binding);
+		return ERR_PTR(-EPERM);
+	}
 	return binding;
 }
 

@@ -11,12 +11,14 @@
 #define _NET_CORE_DEVMEM_H
 
 #include <linux/dma-direction.h>
+#include <linux/err.h>
 #include <linux/refcount.h>
 #include <linux/spinlock.h>
 #include <linux/workqueue.h>
 #include <linux/xarray.h>
 #include <net/netmem.h>
 
+struct cred;
 struct dma_buf;
 struct dma_buf_attachment;
 struct iov_iter;
@@ -48,25 +50,34 @@ struct sk_buff;
  *	one per skb fragment pointing at a TX net_iov, and short-lived ones
  *	of sendmsg() callers
  * @free_work: unmaps and frees the binding after its last reference
- * @unbound_node: entry in the list of unbound bindings still mapped
+ * @unbound_node: entry in the list of unbound TX bindings still mapped,
+ *	or of unbound RX bindings waiting for a queue to leave them
+ * @leaving: unbound, but a queue still runs on its memory: it keeps its
+ *	id until that queue leaves
  * @bound_rxqs: RX queue indexes of @dev that use this binding as their
  *	memory provider
  * @id: the id user space knows the binding by (NETDEV_A_DMABUF_ID)
  * @owner_net: network namespace of the netlink socket that made it
- * @owner_portid: port id of that socket; the binding is unbound when the
- *	socket is released
+ * @owner_portid: port id of that socket
+ * @owner_sk: that socket (a reference is held): the binding is unbound
+ *	when it is released. A port id alone does not name it: a new socket
+ *	may take the id before the old one's release is announced.
+ * @owner_cred: credentials of the task that asked for the binding; a TX
+ *	binding sends only for tasks of the same user (or with
+ *	CAP_NET_ADMIN over @owner_net), see net_devmem_get_tx_binding()
  * @size: bytes of the dma-buf that are mapped
  * @num_pages: @size in pages
  * @rcu: frees the binding after an RCU grace period (lookups by id run
  *	under RCU)
  *
- * Locking: @dev, @bound_rxqs, @owner_net and @owner_portid change under
- * RTNL only; the transmit path reads @dev with READ_ONCE() (it only
+ * Locking: @dev, @bound_rxqs, @owner_net, @owner_portid, @owner_sk and
+ * @owner_cred are set before the id is published; @dev and @bound_rxqs
+ * change under RTNL only; the transmit path reads @dev with READ_ONCE() (it only
  * compares it). The id map (net_devmem_dmabuf_bindings) has its own
  * xarray lock; lookups take a reference under RCU. @ref is atomic.
  * @free_niovs and @num_free are under @free_lock, taken with BH disabled
  * (page pools allocate in NAPI and release in process context or softirq,
- * never with hard interrupts off). @unbound_node is
+ * never with hard interrupts off). @unbound_node and @leaving are
  * under RTNL. @tx_vec and @direction are written before the id is
  * published and never change.
  */
@@ -85,10 +96,13 @@ struct net_devmem_dmabuf_binding {
 	refcount_t ref;
 	struct work_struct free_work;
 	struct list_head unbound_node;
+	bool leaving;
 	struct xarray bound_rxqs;
 	u32 id;
 	struct net *owner_net;
 	u32 owner_portid;
+	struct sock *owner_sk;
+	const struct cred *owner_cred;
 	size_t size;
 	unsigned long num_pages;
 	struct rcu_head rcu;
@@ -112,7 +126,7 @@ struct net_devmem_chunk_owner {
 struct net_devmem_dmabuf_binding *
 net_devmem_bind_dmabuf(struct net_device *dev,
 		       enum dma_data_direction direction,
-		       unsigned int dmabuf_fd, struct net *owner_net,
+		       unsigned int dmabuf_fd, struct sock *owner_sk,
 		       u32 owner_portid, struct netlink_ext_ack *extack);
 void net_devmem_unbind_dmabuf(struct net_devmem_dmabuf_binding *binding);
 int net_devmem_bind_dmabuf_to_queue(struct net_device *dev, u32 rxq_idx,
@@ -151,7 +165,7 @@ net_iov_binding(const struct net_iov *niov)
 static inline struct net_devmem_dmabuf_binding *
 net_devmem_bind_dmabuf(struct net_device *dev,
 		       enum dma_data_direction direction,
-		       unsigned int dmabuf_fd, struct net *owner_net,
+		       unsigned int dmabuf_fd, struct sock *owner_sk,
 		       u32 owner_portid, struct netlink_ext_ack *extack)
 {
 	NL_SET_ERR_MSG(extack, "Device memory TCP is not built in (CONFIG_NET_DEVMEM)");
@@ -193,7 +207,7 @@ net_devmem_dmabuf_binding_put(struct net_devmem_dmabuf_binding *binding)
 static inline struct net_devmem_dmabuf_binding *
 net_devmem_get_tx_binding(struct net *net, u32 id)
 {
-	return NULL;
+	return ERR_PTR(-EINVAL);
 }
 
 static inline int

@@ -1031,9 +1031,12 @@ static int netdev_nl_bind_answer(struct sk_buff *rsp, u8 cmd,
 	return err;
 }
 
-/* Makes the binding and binds the request's queues to it. RTNL held. */
+/* Makes the binding, owned by the netlink socket @owner, and binds the
+ * request's queues to it. RTNL held.
+ */
 static struct net_devmem_dmabuf_binding *
-netdev_nl_bind_rx_locked(struct genl_info *info, struct netdev_nl_bind_rx *req)
+netdev_nl_bind_rx_locked(struct genl_info *info, struct netdev_nl_bind_rx *req,
+			 struct sock *owner)
 {
 	struct net_devmem_dmabuf_binding *binding;
 	unsigned int idx;
@@ -1047,8 +1050,8 @@ netdev_nl_bind_rx_locked(struct genl_info *info, struct netdev_nl_bind_rx *req)
 		return ERR_PTR(err);
 
 	binding = net_devmem_bind_dmabuf(req->netdev, DMA_FROM_DEVICE,
-					 req->dmabuf_fd, genl_info_net(info),
-					 info->snd_portid, info->extack);
+					 req->dmabuf_fd, owner, info->snd_portid,
+					 info->extack);
 	if (IS_ERR(binding))
 		return binding;
 
@@ -1083,7 +1086,7 @@ static int netdev_nl_bind_rx_doit(struct sk_buff *skb, struct genl_info *info)
 		return -ENOMEM;
 
 	rtnl_lock();
-	binding = netdev_nl_bind_rx_locked(info, &req);
+	binding = netdev_nl_bind_rx_locked(info, &req, NETLINK_CB(skb).sk);
 	if (IS_ERR(binding)) {
 		nlmsg_free(rsp);
 		err = PTR_ERR(binding);
@@ -1099,9 +1102,11 @@ static int netdev_nl_bind_rx_doit(struct sk_buff *skb, struct genl_info *info)
 
 /* ---- bind-tx ------------------------------------------------------------- */
 
-/* Maps the dma-buf for transmit on the request's device. RTNL held. */
+/* Maps the dma-buf for transmit on the request's device, for the netlink
+ * socket @owner. RTNL held.
+ */
 static struct net_devmem_dmabuf_binding *
-netdev_nl_bind_tx_locked(struct genl_info *info)
+netdev_nl_bind_tx_locked(struct genl_info *info, struct sock *owner)
 {
 	struct net_device *netdev;
 
@@ -1115,8 +1120,7 @@ netdev_nl_bind_tx_locked(struct genl_info *info)
 	}
 	return net_devmem_bind_dmabuf(netdev, DMA_TO_DEVICE,
 				      nla_get_u32(info->attrs[NETDEV_A_DMABUF_FD]),
-				      genl_info_net(info), info->snd_portid,
-				      info->extack);
+				      owner, info->snd_portid, info->extack);
 }
 
 static int netdev_nl_bind_tx_doit(struct sk_buff *skb, struct genl_info *info)
@@ -1134,7 +1138,7 @@ static int netdev_nl_bind_tx_doit(struct sk_buff *skb, struct genl_info *info)
 		return -ENOMEM;
 
 	rtnl_lock();
-	binding = netdev_nl_bind_tx_locked(info);
+	binding = netdev_nl_bind_tx_locked(info, NETLINK_CB(skb).sk);
 	if (IS_ERR(binding)) {
 		nlmsg_free(rsp);
 		err = PTR_ERR(binding);

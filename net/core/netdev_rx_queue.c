@@ -59,9 +59,15 @@ static void netdev_rxq_swap_release(struct netdev_rxq_swap *swap,
 /* Stops the queue and starts it on the fresh memory; if that fails, starts
  * it again on what it ran on. Returns which memory the queue runs on
  * through @on_fresh, and whether it runs at all.
+ *
+ * A stop that fails leaves the queue running on its memory, which the
+ * device may still be writing into: the driver keeps all of it, and
+ * @current_mem stays empty. Only the fresh memory is to be freed then,
+ * and the queue is as it was.
  */
 static int netdev_rxq_swap_commit(struct netdev_rxq_swap *swap,
-				  bool *on_fresh, bool *running)
+				  bool *on_fresh, bool *running,
+				  struct netlink_ext_ack *extack)
 {
 	const struct netdev_queue_mgmt_ops *qops = swap->qops;
 	int err;
@@ -69,19 +75,58 @@ static int netdev_rxq_swap_commit(struct netdev_rxq_swap *swap,
 	*on_fresh = false;
 	*running = true;
 	err = qops->ndo_queue_stop(swap->dev, swap->current_mem, swap->idx);
-	if (err)
+	if (err) {
+		NL_SET_ERR_MSG(extack, "The RX queue did not stop; it runs on its old memory");
 		return err;
+	}
 	err = qops->ndo_queue_start(swap->dev, swap->fresh, swap->idx);
 	if (!err) {
 		*on_fresh = true;
 		return 0;
 	}
+	NL_SET_ERR_MSG(extack, "The RX queue did not start on its new memory");
 	/* it ran on this memory a moment ago */
 	if (qops->ndo_queue_start(swap->dev, swap->current_mem, swap->idx)) {
 		netdev_err(swap->dev, "RX queue %u did not restart on its old memory, reset the device\n",
 			   swap->idx);
 		*running = false;
 	}
+	return err;
+}
+
+/* netdev_rx_queue_restart(), saying in @extack what failed. */
+static int netdev_rx_queue_swap(struct net_device *dev, unsigned int rxq_idx,
+				struct netlink_ext_ack *extack)
+{
+	struct netdev_rxq_swap swap = {
+		.qops = dev->queue_mgmt_ops,
+		.dev = dev,
+		.idx = rxq_idx,
+	};
+	bool on_fresh, running;
+	int err;
+
+	ASSERT_RTNL();
+	if (!netdev_queue_mgmt_ops_complete(swap.qops)) {
+		NL_SET_ERR_MSG(extack, "The driver cannot restart a single RX queue");
+		return -EOPNOTSUPP;
+	}
+	if (!netif_running(dev))
+		return 0;
+
+	err = netdev_rxq_swap_prepare(&swap);
+	if (err) {
+		NL_SET_ERR_MSG(extack, "The driver could not set up the RX queue's new memory");
+		/* the driver frees what a failed allocation left */
+		netdev_rxq_swap_release(&swap, false, false);
+		return err;
+	}
+	err = netdev_rxq_swap_commit(&swap, &on_fresh, &running, extack);
+	/* Free the memory the queue does not run on: the fresh memory when
+	 * the queue did not stop or went back to its old memory, the old
+	 * memory when it runs on the fresh one, both when it runs on none.
+	 */
+	netdev_rxq_swap_release(&swap, !on_fresh, on_fresh || !running);
 	return err;
 }
 
@@ -93,37 +138,16 @@ static int netdev_rxq_swap_commit(struct netdev_rxq_swap *swap,
  * Allocates new memory for the queue (the driver's new page pool takes
  * whatever memory provider the queue has now), stops the queue, starts it
  * on the new memory and frees the old. If the queue does not start on the
- * new memory it is started again on the old one. Other queues are not
- * touched. A device that is down has nothing to restart.
+ * new memory it is started again on the old one. If it does not stop (the
+ * device may still write into its buffers), it runs on as before and only
+ * the new memory is freed. Other queues are not touched. A device that is
+ * down has nothing to restart.
  *
  * Return: 0, or a negative errno with the queue running as before.
  */
 int netdev_rx_queue_restart(struct net_device *dev, unsigned int rxq_idx)
 {
-	struct netdev_rxq_swap swap = {
-		.qops = dev->queue_mgmt_ops,
-		.dev = dev,
-		.idx = rxq_idx,
-	};
-	bool on_fresh, running;
-	int err;
-
-	ASSERT_RTNL();
-	if (!netdev_queue_mgmt_ops_complete(swap.qops))
-		return -EOPNOTSUPP;
-	if (!netif_running(dev))
-		return 0;
-
-	err = netdev_rxq_swap_prepare(&swap);
-	if (err) {
-		/* the driver frees what a failed allocation left */
-		netdev_rxq_swap_release(&swap, false, false);
-		return err;
-	}
-	err = netdev_rxq_swap_commit(&swap, &on_fresh, &running);
-	/* free the memory the queue does not run on (both, if it stopped) */
-	netdev_rxq_swap_release(&swap, !on_fresh, on_fresh || !running);
-	return err;
+	return netdev_rx_queue_swap(dev, rxq_idx, NULL);
 }
 
 /* Can a memory provider be installed on RX queue @rxq_idx of @dev? */
@@ -188,14 +212,16 @@ int net_mp_open_rxq(struct net_device *dev, unsigned int rxq_idx,
 	rxq = __netif_get_rx_queue(dev, rxq_idx);
 	rxq->mp_params = *p;
 	rxq->mp_params.pools_attached = 0;
-	err = netdev_rx_queue_restart(dev, rxq_idx);
-	if (err) {
-		NL_SET_ERR_MSG(extack, "The driver could not restart the RX queue");
-	} else if (!rxq->mp_params.pools_attached) {
+	/* a failed restart leaves the queue on its old memory and has said
+	 * in @extack which step failed
+	 */
+	err = netdev_rx_queue_swap(dev, rxq_idx, extack);
+	if (!err && !rxq->mp_params.pools_attached) {
 		/* the queue runs on the new page pool, i.e. host memory */
 		NL_SET_ERR_MSG(extack, "The driver's page pool did not take the memory provider");
 		err = -ENODATA;
 	}
+	/* the provider is the queue's only if the queue runs on it */
 	if (err)
 		memset(&rxq->mp_params, 0, sizeof(rxq->mp_params));
 	return err;
@@ -211,11 +237,14 @@ int net_mp_open_rxq(struct net_device *dev, unsigned int rxq_idx,
  * Buffers of the provider still held elsewhere (sockets) stay valid: the
  * old page pool lives until they come back.
  *
- * The restart needs memory for the queue's new ring. Without it the queue
- * goes on running, consistently, on the provider's page pool, which keeps
- * the provider's memory (and its mapping) alive; the provider is no longer
- * the queue's, so the queue leaves it the next time the driver rebuilds
- * its rings (the device going down and up, a ring size change).
+ * The restart needs memory for the queue's new ring, and the queue must
+ * stop. Without either, the queue goes on running, consistently, on the
+ * provider's page pool, which keeps the provider's memory (and its
+ * mapping) alive: nothing of it is freed while the device may write into
+ * it. The provider stays the queue's (its parameters are put back), so
+ * that whoever installed it knows the device still writes into its
+ * memory and can try again (net_devmem_unbind_dmabuf() does, every
+ * second).
  *
  * Return: 0 when the queue no longer uses the provider's memory, or the
  * negative errno of the failed restart when it still does.
@@ -223,6 +252,7 @@ int net_mp_open_rxq(struct net_device *dev, unsigned int rxq_idx,
 int net_mp_close_rxq(struct net_device *dev, unsigned int rxq_idx,
 		     const struct pp_memory_provider_params *old_p)
 {
+	struct pp_memory_provider_params saved;
 	struct netdev_rx_queue *rxq;
 	int err;
 
@@ -234,11 +264,15 @@ int net_mp_close_rxq(struct net_device *dev, unsigned int rxq_idx,
 			 rxq->mp_params.mp_priv != old_p->mp_priv))
 		return -EINVAL;
 
+	saved = rxq->mp_params;
 	memset(&rxq->mp_params, 0, sizeof(rxq->mp_params));
 	err = netdev_rx_queue_restart(dev, rxq_idx);
-	if (err)
-		netdev_warn(dev, "RX queue %u still runs on its old memory provider (%d) until the device is reset\n",
+	if (err) {
+		/* it runs on the provider's memory: say so */
+		rxq->mp_params = saved;
+		netdev_warn(dev, "RX queue %u still runs on its memory provider (%d)\n",
 			    rxq_idx, err);
+	}
 	return err;
 }
 

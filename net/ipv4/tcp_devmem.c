@@ -36,6 +36,7 @@
 #include <linux/tcp.h>
 #include <linux/uio.h>
 #include <net/dst.h>
+#include <net/inet_connection_sock.h>
 #include <net/inet_sock.h>
 #include <net/netmem.h>
 #include <net/page_pool.h>
@@ -54,6 +55,8 @@
 #define TCP_DEVMEM_TOKENS_MIN		64
 /* net_iovs given back to their page pools together (net_iov_put_bulk()) */
 #define TCP_DEVMEM_PUT_BATCH		32
+/* Token slots tcp_devmem_close() walks between two cond_resched() */
+#define TCP_DEVMEM_RELEASE_BATCH	1024
 
 /**
  * struct tcp_devmem_put_batch - net_iovs whose token went, to put together
@@ -103,26 +106,23 @@ void tcp_devmem_init_sock(struct sock *sk)
 	       sizeof(tcp_sk(sk)->devmem_tokens));
 }
 
-/**
- * tcp_devmem_release_tokens() - give back every token of a socket
- * @sk: the TCP socket being destroyed
- *
- * No recvmsg or setsockopt can run any more, so the table has no other
- * user. Runs with bottom halves disabled (close) or in softirq (an
- * orphaned socket), so it cannot sleep; the walk stops at the last token
- * held, and a table holds at most TCP_DEVMEM_TOKEN_MAX.
+/* One pass over the slots, ending at the last token held: a socket may
+ * hold every page of a large binding, and a page many times. With
+ * @can_sleep, the CPU is offered to others every TCP_DEVMEM_RELEASE_BATCH
+ * slots.
  */
-void tcp_devmem_release_tokens(struct sock *sk)
+static void tcp_devmem_release_slots(struct sock *sk, bool can_sleep)
 {
 	struct tcp_devmem_tokens *tokens = &tcp_sk(sk)->devmem_tokens;
 	struct tcp_devmem_put_batch batch = {};
 	u32 left = tokens->held;
 	u32 i;
 
-	/* One pass over the slots, ending at the last token held: a socket
-	 * may hold every page of a large binding.
-	 */
 	for (i = 0; i < tokens->used && left; i++) {
+		if (can_sleep && i && !(i % TCP_DEVMEM_RELEASE_BATCH)) {
+			tcp_devmem_put_flush(&batch);
+			cond_resched();
+		}
 		if (tcp_devmem_slot_free(tokens->slots[i]))
 			continue;
 		tcp_devmem_put_add(&batch, (struct net_iov *)tokens->slots[i]);
@@ -131,6 +131,38 @@ void tcp_devmem_release_tokens(struct sock *sk)
 	tcp_devmem_put_flush(&batch);
 	kvfree(tokens->slots);
 	tcp_devmem_init_sock(sk);
+}
+
+/**
+ * tcp_devmem_close() - give back every token of a socket being closed
+ * @sk: the TCP socket, owned by the caller (tcp_close()), which may sleep
+ *
+ * close() gives the tokens back here, in process context with bottom
+ * halves on, a batch of slots at a time with a chance to reschedule in
+ * between: a table may hold TCP_DEVMEM_TOKEN_MAX tokens. The socket is
+ * being closed by its last user, so no recvmsg() can hand out new ones.
+ */
+void tcp_devmem_close(struct sock *sk)
+{
+	sock_owned_by_me(sk);
+	might_sleep();
+	if (tcp_sk(sk)->devmem_tokens.slots)
+		tcp_devmem_release_slots(sk, true);
+}
+
+/**
+ * tcp_devmem_release_tokens() - give back every token of a socket
+ * @sk: the TCP socket being destroyed
+ *
+ * No recvmsg or setsockopt can run any more, so the table has no other
+ * user. Runs with bottom halves disabled or in softirq (an orphaned
+ * socket), so it cannot sleep. A socket that user space closed gave its
+ * tokens back in tcp_devmem_close() already; this takes what a socket
+ * destroyed without close() (never accepted, say) could hold.
+ */
+void tcp_devmem_release_tokens(struct sock *sk)
+{
+	tcp_devmem_release_slots(sk, false);
 }
 
 /* Double the table's array, or start it. */
@@ -380,7 +412,7 @@ static int tcp_devmem_put_ranges(struct sock *sk,
  * the CPU.
  *
  * Return: the number of tokens freed, -EBADF for a socket that is not TCP,
- * -EINVAL for a bad @optlen, -EFAULT or -ENOMEM.
+ * -EINVAL for a bad @optlen (0 included, as mainline), -EFAULT or -ENOMEM.
  */
 int tcp_devmem_dontneed(struct sock *sk, sockptr_t optval,
 			unsigned int optlen)
@@ -393,12 +425,10 @@ int tcp_devmem_dontneed(struct sock *sk, sockptr_t optval,
 	if (!sk_fullsock(sk) || sk->sk_type != SOCK_STREAM ||
 	    sk->sk_protocol != IPPROTO_TCP)
 		return -EBADF;
-	if (optlen % sizeof(*ranges) ||
+	if (!optlen || optlen % sizeof(*ranges) ||
 	    optlen > TCP_DEVMEM_DONTNEED_MAX_RANGES * sizeof(*ranges))
 		return -EINVAL;
 	nranges = optlen / sizeof(*ranges);
-	if (!nranges)
-		return 0;
 
 	if (nranges > ARRAY_SIZE(on_stack)) {
 		ranges = kmalloc_array(nranges, sizeof(*ranges), GFP_KERNEL);
@@ -435,6 +465,38 @@ static bool tcp_devmem_tx_dst_ok(const struct dst_entry *dst)
 	       can_checksum_protocol(features, proto);
 }
 
+/* The socket's route. A socket may have none cached (SO_MARK or
+ * SO_BINDTODEVICE reset it, or the last transmit found the old one
+ * obsolete): route it again, as the transmit path would.
+ */
+static struct dst_entry *tcp_devmem_tx_dst(struct sock *sk)
+{
+	struct dst_entry *dst = __sk_dst_get(sk);
+
+	if (dst)
+		return dst;
+	if (inet_csk(sk)->icsk_af_ops->rebuild_header(sk))
+		return ERR_PTR(-EHOSTUNREACH);
+	dst = __sk_dst_get(sk);
+	return dst ?: ERR_PTR(-EHOSTUNREACH);
+}
+
+/* Can the socket send device memory without reading it? Only as zerocopy
+ * fragments: a socket whose route caps lack scatter-gather would copy
+ * from the iovecs, i.e. from user addresses equal to dma-buf offsets;
+ * and TCP MD5 signs every segment by reading its payload.
+ */
+static bool tcp_devmem_tx_sock_ok(const struct sock *sk)
+{
+	if (!(sk->sk_route_caps & NETIF_F_SG))
+		return false;
+#ifdef CONFIG_TCP_MD5SIG
+	if (rcu_access_pointer(tcp_sk(sk)->md5sig_info))
+		return false;
+#endif
+	return true;
+}
+
 /**
  * tcp_devmem_tx_start() - check a sendmsg() from device memory
  * @sk: the TCP socket, locked
@@ -450,10 +512,13 @@ static bool tcp_devmem_tx_dst_ok(const struct dst_entry *dst)
  *
  * Return: the binding, held until tcp_devmem_tx_end(); or an ERR_PTR:
  * -EINVAL for a call that is not a zerocopy send or an id that names no
- * TX binding, -EFAULT for a range outside the dma-buf, -ENODEV when the
- * socket's route leaves through another device, -EOPNOTSUPP when that
- * device has scatter-gather or checksum offload (for the route's
- * protocol) turned off, or the route is an IPsec bundle.
+ * TX binding, -EPERM for another user's binding (without CAP_NET_ADMIN),
+ * -EFAULT for a range outside the dma-buf, -EHOSTUNREACH when the socket
+ * has no route, -ENODEV when the socket's route leaves through another
+ * device, -EOPNOTSUPP when that device has scatter-gather or checksum
+ * offload (for the route's protocol) turned off, the route is an IPsec
+ * bundle, the socket's route caps lack scatter-gather or the socket signs
+ * its segments with TCP MD5.
  */
 struct net_devmem_dmabuf_binding *
 tcp_devmem_tx_start(struct sock *sk, struct msghdr *msg, u32 dmabuf_id)
@@ -471,19 +536,23 @@ tcp_devmem_tx_start(struct sock *sk, struct msghdr *msg, u32 dmabuf_id)
 		return ERR_PTR(-EINVAL);
 
 	binding = net_devmem_get_tx_binding(sock_net(sk), dmabuf_id);
-	if (!binding)
-		return ERR_PTR(-EINVAL);
+	if (IS_ERR(binding))
+		return binding;
 
 	err = net_devmem_tx_check_iter(binding, &msg->msg_iter);
 	if (err)
 		goto err_put;
 
-	dst = __sk_dst_get(sk);
-	if (!dst || dst->dev != READ_ONCE(binding->dev)) {
+	dst = tcp_devmem_tx_dst(sk);
+	if (IS_ERR(dst)) {
+		err = PTR_ERR(dst);
+		goto err_put;
+	}
+	if (dst->dev != READ_ONCE(binding->dev)) {
 		err = -ENODEV;
 		goto err_put;
 	}
-	if (!tcp_devmem_tx_dst_ok(dst)) {
+	if (!tcp_devmem_tx_dst_ok(dst) || !tcp_devmem_tx_sock_ok(sk)) {
 		err = -EOPNOTSUPP;
 		goto err_put;
 	}

@@ -27,7 +27,9 @@
  * checksum, hash and VLAN status. hdr_info is repeated on every one.
  */
 
+#include <linux/debugfs.h>
 #include <linux/etherdevice.h>
+#include <linux/fault-inject.h>
 #include <linux/netdevice.h>
 #include <linux/rtnetlink.h>
 #include <net/netdev_queues.h>
@@ -179,9 +181,11 @@ void igb_hds_alloc_rx_buffers(struct igb_ring *ring, u16 count)
 		if (unlikely(!netmem)) {
 			/* alloc_failed counts every failed allocation of
 			 * the ring (skbs too), pp_alloc_fail the page pool
-			 * (or its memory provider) running dry. Like
+			 * (or its memory provider) running dry: a part of
+			 * alloc_failed, which alone is qstats' rx-alloc-fail,
+			 * so that one failure counts once there. Like
 			 * alloc_failed in igb_main.c, not under rx_syncp:
-			 * this also runs in process context.
+			 * this also runs in process context (igb_configure()).
 			 */
 			ring->rx_stats.alloc_failed++;
 			ring->rx_stats.pp_alloc_fail++;
@@ -561,21 +565,126 @@ static void igb_queue_mem_free(struct net_device *dev, void *per_queue_mem)
 	memset(mem, 0, sizeof(*mem));
 }
 
+/* Polls of RXDCTL.ENABLE, 100 to 200 us apart, for a queue to stop. */
+#define IGB_HDS_STOP_POLLS	100
+
+#ifdef CONFIG_FAULT_INJECTION_DEBUG_FS
+/* fail_igb_queue_stop in debugfs: igb_queue_stop() acts as if the queue's
+ * RXDCTL.ENABLE never cleared (see fault-injection.rst for the knobs).
+ */
+static DECLARE_FAULT_ATTR(igb_fail_queue_stop);
+static struct dentry *igb_fail_queue_stop_dir;
+
+static bool igb_hds_fail_queue_stop(void)
+{
+	return should_fail(&igb_fail_queue_stop, 1);
+}
+#else
+static bool igb_hds_fail_queue_stop(void)
+{
+	return false;
+}
+#endif
+
+/**
+ * igb_hds_fault_init - create the driver's fault injection knobs
+ *
+ * Called once when the driver loads. With CONFIG_FAULT_INJECTION_DEBUG_FS,
+ * /sys/kernel/debug/fail_igb_queue_stop/ makes igb_queue_stop() time out;
+ * without it there is nothing to create.
+ */
+void igb_hds_fault_init(void)
+{
+#ifdef CONFIG_FAULT_INJECTION_DEBUG_FS
+	struct dentry *dir;
+
+	/* the message without a stack dump, unless asked for */
+	igb_fail_queue_stop.verbose = 1;
+	dir = fault_create_debugfs_attr("fail_igb_queue_stop", NULL,
+					&igb_fail_queue_stop);
+	igb_fail_queue_stop_dir = IS_ERR(dir) ? NULL : dir;
+#endif
+}
+
+/**
+ * igb_hds_fault_exit - remove what igb_hds_fault_init() created
+ *
+ * Called once when the driver unloads, after its devices are gone.
+ */
+void igb_hds_fault_exit(void)
+{
+#ifdef CONFIG_FAULT_INJECTION_DEBUG_FS
+	debugfs_remove_recursive(igb_fail_queue_stop_dir);
+	igb_fail_queue_stop_dir = NULL;
+#endif
+}
+
+/* Unmasks the vector of @q_vector and raises it, as the watchdog does: its
+ * NAPI instance polls, receives what came while it was disabled (an
+ * interrupt then was lost: NAPI could not be scheduled, and an auto-masked
+ * vector stays masked until a poll completes) and refills its RX ring;
+ * the poll's completion re-arms the vector as every poll does.
+ */
+static void igb_hds_kick_vector(struct igb_q_vector *q_vector)
+{
+	struct igb_adapter *adapter = q_vector->adapter;
+	struct e1000_hw *hw = &adapter->hw;
+
+	if (test_bit(__IGB_DOWN, &adapter->state))
+		return;
+	if (adapter->flags & IGB_FLAG_HAS_MSIX) {
+		wr32(E1000_EIMS, q_vector->eims_value);
+		wr32(E1000_EICS, q_vector->eims_value);
+	} else {
+		/* MSI or INTx: one vector for everything, igb_irq_enable()'s */
+		wr32(E1000_IMS, IMS_ENABLE_MASK | E1000_IMS_DRSTA);
+		wr32(E1000_IAM, IMS_ENABLE_MASK | E1000_IMS_DRSTA);
+		wr32(E1000_ICS, E1000_ICS_RXDMT0);
+	}
+	wrfl();
+}
+
+/* Waits for RX queue @reg_idx to stop: RXDCTL.ENABLE reads back clear
+ * once the NIC is done with the descriptors and buffers it had taken.
+ */
+static bool igb_hds_rx_queue_stopped(struct e1000_hw *hw, u8 reg_idx)
+{
+	int polls;
+
+	for (polls = 0; polls < IGB_HDS_STOP_POLLS; polls++) {
+		if (!(rd32(E1000_RXDCTL(reg_idx)) & E1000_RXDCTL_QUEUE_ENABLE))
+			return true;
+		usleep_range(100, 200);
+	}
+	return false;
+}
+
+/* Stops the queue and hands its memory to the core. If the NIC does not
+ * stop it, the NIC may still write into any buffer of the ring: the ring
+ * keeps its memory and runs on (RXDCTL as it was, NAPI enabled, the
+ * vector re-armed, the frame being received kept), and the core frees
+ * nothing of it.
+ */
 static int igb_queue_stop(struct net_device *dev, void *per_queue_mem,
 			  int idx)
 {
 	struct igb_adapter *adapter = netdev_priv(dev);
 	struct igb_ring *ring = adapter->rx_ring[idx];
 	struct e1000_hw *hw = &adapter->hw;
-	int tries;
+	u32 rxdctl;
 
 	napi_disable(&ring->q_vector->napi);
-	wr32(E1000_RXDCTL(ring->reg_idx), 0);
-	for (tries = 0; tries < 100; tries++) {
-		if (!(rd32(E1000_RXDCTL(ring->reg_idx)) &
-		      E1000_RXDCTL_QUEUE_ENABLE))
-			break;
-		usleep_range(100, 200);
+	rxdctl = rd32(E1000_RXDCTL(ring->reg_idx));
+	wr32(E1000_RXDCTL(ring->reg_idx), rxdctl & ~E1000_RXDCTL_QUEUE_ENABLE);
+	if (!igb_hds_rx_queue_stopped(hw, ring->reg_idx) ||
+	    igb_hds_fail_queue_stop()) {
+		/* enabled again: should it stop late, it goes on */
+		wr32(E1000_RXDCTL(ring->reg_idx), rxdctl);
+		napi_enable(&ring->q_vector->napi);
+		igb_hds_kick_vector(ring->q_vector);
+		netdev_warn(dev, "RX queue %d did not stop, it keeps its memory\n",
+			    idx);
+		return -ETIMEDOUT;
 	}
 	if (ring->skb) {
 		dev_kfree_skb(ring->skb);
@@ -585,6 +694,13 @@ static int igb_queue_stop(struct net_device *dev, void *per_queue_mem,
 	return 0;
 }
 
+/* Starts the queue on new memory. NAPI is enabled before the ring goes
+ * live, and the ring is NAPI's from then on: the poll that raising the
+ * vector brings posts its buffers (the tail write that makes it live; no
+ * frame can come before, so no interrupt is lost) and re-arms the vector.
+ * Posting them here instead would race with a poll that an interrupt of
+ * the vector or the watchdog brings meanwhile.
+ */
 static int igb_queue_start(struct net_device *dev, void *per_queue_mem,
 			   int idx)
 {
@@ -593,12 +709,13 @@ static int igb_queue_start(struct net_device *dev, void *per_queue_mem,
 	struct igb_rx_queue_mem *mem = per_queue_mem;
 
 	igb_rx_mem_to_ring(mem, ring);
+	memset(mem, 0, sizeof(*mem));
 	/* buffers still posted on this memory are given back first */
 	igb_hds_clean_rx_ring(ring);
+	/* enabled, with head and tail at 0: no buffer for the NIC yet */
 	igb_configure_rx_ring(adapter, ring);
-	igb_hds_alloc_rx_buffers(ring, igb_desc_unused(ring));
-	memset(mem, 0, sizeof(*mem));
 	napi_enable(&ring->q_vector->napi);
+	igb_hds_kick_vector(ring->q_vector);
 	return 0;
 }
 

@@ -864,7 +864,20 @@ int nl_wait_ntf(struct nl_ctx *nl, nl_reply_cb cb, void *arg, int timeout_ms)
  */
 int nl_open(struct nl_ctx *nl, const char *family)
 {
-	struct sockaddr_nl sa = { .nl_family = AF_NETLINK };
+	return nl_open_portid(nl, family, 0);
+}
+
+/**
+ * nl_open_portid - nl_open() with a port id of the caller's choice
+ * @nl: the context to fill
+ * @family: as for nl_open()
+ * @portid: the port id to bind, 0 for one the kernel picks
+ *
+ * Return: as nl_open(); -EADDRINUSE while another socket holds @portid.
+ */
+int nl_open_portid(struct nl_ctx *nl, const char *family, __u32 portid)
+{
+	struct sockaddr_nl sa = { .nl_family = AF_NETLINK, .nl_pid = portid };
 	struct timeval tv = { .tv_sec = NL_TIMEOUT_SEC };
 	socklen_t salen = sizeof(sa);
 	int one = 1;
@@ -938,6 +951,18 @@ void nl_close(struct nl_ctx *nl)
 int devmem_nl_open(struct nl_ctx *nl)
 {
 	return nl_open(nl, NETDEV_FAMILY_NAME);
+}
+
+/**
+ * devmem_nl_open_portid - devmem_nl_open() bound to port id @portid
+ * @nl: the context to fill
+ * @portid: the port id
+ *
+ * Return: as nl_open_portid().
+ */
+int devmem_nl_open_portid(struct nl_ctx *nl, __u32 portid)
+{
+	return nl_open_portid(nl, NETDEV_FAMILY_NAME, portid);
 }
 
 /**

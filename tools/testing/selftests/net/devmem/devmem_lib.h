@@ -192,6 +192,7 @@ typedef int (*nl_reply_cb)(const struct nlmsghdr *nlh, void *arg);
  * nothing and may still be passed to nl_close().
  */
 int nl_open(struct nl_ctx *nl, const char *family);
+int nl_open_portid(struct nl_ctx *nl, const char *family, __u32 portid);
 /* Close the socket (unbinding its devmem bindings); idempotent. */
 void nl_close(struct nl_ctx *nl);
 /* CTRL_CMD_GETFAMILY: id of family @name, or -ENOENT. */
@@ -333,6 +334,7 @@ int nl_wait_ntf(struct nl_ctx *nl, nl_reply_cb cb, void *arg, int timeout_ms);
 
 /* nl_open() for the "netdev" family. */
 int devmem_nl_open(struct nl_ctx *nl);
+int devmem_nl_open_portid(struct nl_ctx *nl, __u32 portid);
 /* Fill @p from a page-pool message; -EPROTO without an id. */
 int devmem_pool_parse(const struct nlmsghdr *nlh, struct devmem_pool_info *p);
 /* NETDEV_CMD_PAGE_POOL_GET (do) for pool @id. */

@@ -17,7 +17,9 @@
 #include <net/if.h>
 #include <netinet/in.h>
 #include <arpa/inet.h>
+#include <grp.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -803,6 +805,54 @@ TEST_F_TIMEOUT(devmem_rx, cmsg_buffer_too_small, FLOW_TIMEOUT)
 	EXPECT_EQ(0U, st.bad);
 }
 
+/*
+ * In a child that became another user: SO_DEVMEM_DONTNEED on a TCP socket
+ * of its own, naming @tokens. Returns what the calls freed in all, or
+ * -errno.
+ */
+static int other_user_dontneed(const __u32 *tokens, size_t n)
+{
+	int p[2], freed = -ECHILD, status;
+	pid_t pid;
+
+	if (pipe(p))
+		return -errno;
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (!pid) {
+		struct dmabuf_token t;
+		size_t i;
+		int fd, r;
+
+		close(p[0]);
+		if (setgroups(0, NULL) || setresgid(1001, 1001, 1001) ||
+		    setresuid(1001, 1001, 1001))
+			_exit(2);
+		fd = socket(AF_INET6, SOCK_STREAM, 0);
+		if (fd < 0)
+			_exit(3);
+		freed = 0;
+		for (i = 0; i < n; i++) {
+			t.token_start = tokens[i];
+			t.token_count = 1;
+			r = setsockopt(fd, SOL_SOCKET, SO_DEVMEM_DONTNEED, &t,
+				       sizeof(t));
+			freed += r < 0 ? 0 : r;
+		}
+		if (write(p[1], &freed, sizeof(freed)) != sizeof(freed))
+			_exit(4);
+		_exit(0);
+	}
+	close(p[1]);
+	if (read(p[0], &freed, sizeof(freed)) != sizeof(freed))
+		freed = -ECHILD;
+	close(p[0]);
+	waitpid(pid, &status, 0);
+	return freed;
+}
+
 TEST_F_TIMEOUT(devmem_rx, dontneed_bad_input, FLOW_TIMEOUT)
 {
 	struct client_opts o = { .bytes = 1 << 20, .chunk = 64 << 10 };
@@ -817,7 +867,12 @@ TEST_F_TIMEOUT(devmem_rx, dontneed_bad_input, FLOW_TIMEOUT)
 	t[0].token_count = 1024;
 	EXPECT_EQ(0, setsockopt(self->fd, SOL_SOCKET, SO_DEVMEM_DONTNEED, t,
 				sizeof(t[0])));
-	/* optlen not a multiple of the range size, or too many ranges */
+	/* optlen 0 (as mainline), not a multiple of the range size, or too
+	 * many ranges
+	 */
+	EXPECT_EQ(-1, setsockopt(self->fd, SOL_SOCKET, SO_DEVMEM_DONTNEED, t,
+				 0));
+	EXPECT_EQ(EINVAL, errno);
 	EXPECT_EQ(-1, setsockopt(self->fd, SOL_SOCKET, SO_DEVMEM_DONTNEED, t,
 				 sizeof(t[0]) - 1));
 	EXPECT_EQ(EINVAL, errno);
@@ -839,6 +894,10 @@ TEST_F_TIMEOUT(devmem_rx, dontneed_bad_input, FLOW_TIMEOUT)
 	ASSERT_EQ(0, devmem_recv_all(self->fd, self->map, &st, 64 << 10,
 				     true));
 	ASSERT_LT(0U, st.ntokens);
+	/* tokens are the socket's: another user's TCP socket naming them
+	 * frees nothing
+	 */
+	EXPECT_EQ(0, other_user_dontneed(st.tokens, st.ntokens));
 	token = st.tokens[0];
 	t[0].token_start = token;
 	t[0].token_count = 1;
@@ -1241,6 +1300,101 @@ TEST_F_TIMEOUT(devmem_rx, close_with_1g_of_tokens_held, FLOW_TIMEOUT)
 	free(buf);
 }
 
+/* --- closing a socket that holds a million tokens ------------------------- */
+
+struct gap_probe {
+	volatile int stop;
+	unsigned long long max_ns;	/* longest gap between two wakeups */
+};
+
+/* Sleep 1 ms at a time, noting the longest time between two wakeups. */
+static void *gap_probe_run(void *arg)
+{
+	struct gap_probe *g = arg;
+	unsigned long long prev = devmem_now_ns(), now;
+	struct timespec ms = { .tv_nsec = 1000000 };
+
+	while (!g->stop) {
+		nanosleep(&ms, NULL);
+		now = devmem_now_ns();
+		if (now - prev > g->max_ns)
+			g->max_ns = now - prev;
+		prev = now;
+	}
+	return NULL;
+}
+
+/*
+ * Over a million tokens, one per one-byte recvmsg(), then close(): giving
+ * them back must not keep the CPU (with bottom halves off) for the whole
+ * table. A thread on the same CPU sleeping 1 ms at a time must wake up
+ * within LATENCY_MS all along.
+ */
+#define MILLION_TOKENS	1000000
+#define LATENCY_MS	100
+
+TEST_F_TIMEOUT(devmem_rx, close_with_1m_tokens_stays_preemptible,
+	       FLOW_TIMEOUT * 2)
+{
+	struct client_opts o = { .bytes = 2 << 20, .chunk = 64 << 10 };
+	struct linger abort_close = { .l_onoff = 1, .l_linger = 0 };
+	char ctrl[CMSG_SPACE(sizeof(struct dmabuf_cmsg)) * 2];
+	struct gap_probe g = {};
+	size_t tokens = 0, bytes = 0;
+	unsigned char byte;
+	cpu_set_t cpu0;
+	pthread_t th;
+	double start;
+
+	if (variant->both_queues)
+		SKIP(return, "one binding is enough");
+	ASSERT_LE(0, start_flow(_metadata, self, &o));
+	while (tokens < MILLION_TOKENS) {
+		struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
+		struct msghdr msg = {
+			.msg_iov = &iov, .msg_iovlen = 1,
+			.msg_control = ctrl, .msg_controllen = sizeof(ctrl),
+		};
+		struct cmsghdr *cm;
+		ssize_t r;
+
+		r = recvmsg(self->fd, &msg, MSG_SOCK_DEVMEM);
+		ASSERT_EQ(1, r) TH_LOG("recvmsg after %zu tokens: %s", tokens,
+				       r < 0 ? strerror(errno) : "EOF");
+		bytes++;
+		for (cm = CMSG_FIRSTHDR(&msg); cm; cm = CMSG_NXTHDR(&msg, cm))
+			if (cm->cmsg_level == SOL_SOCKET &&
+			    cm->cmsg_type == SCM_DEVMEM_DMABUF)
+				tokens++;
+		ASSERT_GE(bytes, tokens);
+		ASSERT_LT(bytes - tokens, 4096U) TH_LOG("bytes not in the dma-buf");
+	}
+
+	CPU_ZERO(&cpu0);
+	CPU_SET(0, &cpu0);
+	ASSERT_EQ(0, sched_setaffinity(0, sizeof(cpu0), &cpu0));
+	ASSERT_EQ(0, pthread_create(&th, NULL, gap_probe_run, &g));
+	ASSERT_EQ(0, pthread_setaffinity_np(th, sizeof(cpu0), &cpu0));
+	usleep(200000);
+	g.max_ns = 0;
+	ASSERT_EQ(0, setsockopt(self->fd, SOL_SOCKET, SO_LINGER, &abort_close,
+				sizeof(abort_close)));
+	start = now_sec();
+	close(self->fd);
+	self->fd = -1;
+	start = now_sec() - start;
+	usleep(100000);
+	g.stop = 1;
+	pthread_join(th, NULL);
+	TH_LOG("%zu tokens freed by close() in %.2f s, longest wait of a thread on the same CPU %.1f ms",
+	       tokens, start, g.max_ns / 1e6);
+	EXPECT_GT((unsigned long long)LATENCY_MS * 1000000 * devmem_time_scale(),
+		  g.max_ns);
+	kill(self->client, SIGKILL);
+	client_wait(self->client);
+	self->client = -1;
+}
+
 /* TEST_HARNESS_MAIN, with every test's time limit stretched by
  * DEVMEM_TIME_SCALE for slow guests. Like the harness' own, the last
  * constructor of the file tells in which order constructors ran.
@@ -1251,6 +1405,28 @@ static void __attribute__((constructor)) __constructor_order_last(void)
 		__constructor_order = _CONSTRUCTOR_ORDER_BACKWARD;
 }
 
+/* A test DEVMEM_RX_TESTS leaves out. */
+static void not_selected(struct __test_metadata *_metadata,
+			 struct __fixture_variant_metadata *variant)
+{
+	(void)variant;
+	SKIP(return, "not in DEVMEM_RX_TESTS");
+}
+
+/* DEVMEM_RX_TESTS="a,b": run only the tests of those names. */
+static bool selected(const char *name)
+{
+	const char *only = getenv("DEVMEM_RX_TESTS"), *p;
+	size_t len = strlen(name);
+
+	if (!only || !*only)
+		return true;
+	for (p = only; (p = strstr(p, name)); p += len)
+		if ((p == only || p[-1] == ',') && (!p[len] || p[len] == ','))
+			return true;
+	return false;
+}
+
 int main(int argc, char **argv)
 {
 	unsigned int scale = devmem_time_scale();
@@ -1258,7 +1434,10 @@ int main(int argc, char **argv)
 	struct __test_metadata *t;
 
 	for (f = __fixture_list; f; f = f->next)
-		for (t = f->tests; t; t = t->next)
+		for (t = f->tests; t; t = t->next) {
 			t->timeout *= scale;
+			if (!selected(t->name))
+				t->fn = not_selected;
+		}
 	return test_harness_run(argc, argv);
 }

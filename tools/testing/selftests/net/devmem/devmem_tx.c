@@ -26,6 +26,7 @@
 #include <netinet/tcp.h>
 #include <arpa/inet.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdint.h>
@@ -34,6 +35,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -946,8 +948,11 @@ TEST_F_TIMEOUT(devmem_tx, sendmsg_errors, FLOW_TIMEOUT)
 	EXPECT_EQ(-EINVAL, devmem_sendmsg_cmsg(fd, &id64, sizeof(id64), iov, 1,
 					       MSG_ZEROCOPY));
 
-	/* no such binding: 0, never given, unbound */
-	EXPECT_EQ(-EINVAL, devmem_send_one(fd, 0, 0, 1000, MSG_ZEROCOPY));
+	/* id 0 names no binding: as on mainline, the cmsg is then no devmem
+	 * send at all, and the iovecs are user memory (here: address 0)
+	 */
+	EXPECT_EQ(-EFAULT, devmem_send_one(fd, 0, 0, 1000, MSG_ZEROCOPY));
+	/* no such binding: never given, unbound */
 	EXPECT_EQ(-EINVAL, devmem_send_one(fd, 0x7fffffff, 0, 1000,
 					   MSG_ZEROCOPY));
 	ASSERT_EQ(0, devmem_nl_open(&self->nl2));
@@ -981,7 +986,10 @@ TEST_F_TIMEOUT(devmem_tx, sendmsg_errors, FLOW_TIMEOUT)
 	EXPECT_EQ(0, tx_outq(fd));
 	EXPECT_EQ(0, zc_drain(t));
 
-	/* the control message on a UDP socket */
+	/* the control message on a UDP socket: as on mainline, only TCP
+	 * sends from device memory and UDP ignores it; the datagram is sent
+	 * from the (user memory) iovec
+	 */
 	len = make_addr(&ss, SRV_ADDR6, UDP_PORT);
 	udp = socket(AF_INET6, SOCK_DGRAM, 0);
 	ASSERT_LE(0, udp);
@@ -990,8 +998,12 @@ TEST_F_TIMEOUT(devmem_tx, sendmsg_errors, FLOW_TIMEOUT)
 	memset(udp_buf, 0, sizeof(udp_buf));
 	iov[0].iov_base = udp_buf;
 	iov[0].iov_len = sizeof(udp_buf);
-	EXPECT_EQ(-EINVAL, devmem_sendmsg(udp, id, iov, 1, MSG_ZEROCOPY));
-	EXPECT_EQ(-EINVAL, devmem_sendmsg(udp, id, iov, 1, 0));
+	EXPECT_EQ((ssize_t)sizeof(udp_buf),
+		  devmem_sendmsg(udp, id, iov, 1, MSG_ZEROCOPY));
+	EXPECT_EQ((ssize_t)sizeof(udp_buf), devmem_sendmsg(udp, id, iov, 1, 0));
+	/* its length is checked all the same */
+	EXPECT_EQ(-EINVAL, devmem_sendmsg_cmsg(udp, &id64, sizeof(id64), iov, 1,
+					       0));
 	close(udp);
 
 	/*
@@ -1013,6 +1025,270 @@ TEST_F_TIMEOUT(devmem_tx, sendmsg_errors, FLOW_TIMEOUT)
 		TH_LOG("valid sendmsg: %s", strerror(-r));
 	tx_sent(t, r);
 	ASSERT_EQ(0, tx_devmem(t, 200000, 0));
+	finish_stream(_metadata, self);
+}
+
+/* --- whose binding -------------------------------------------------------- */
+
+#define UID_A		1000
+#define UID_B		1001
+
+typedef int (*as_user_fn)(devmem_tx_data *self, void *arg);
+
+/*
+ * Run @fn in a child that became @uid (and gid @uid, no other groups):
+ * its result, or -ECHILD when the child did not report.
+ */
+static int as_user(devmem_tx_data *self, uid_t uid, as_user_fn fn, void *arg)
+{
+	int p[2], ret = -ECHILD, status;
+	pid_t pid;
+
+	if (pipe(p))
+		return -errno;
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (!pid) {
+		close(p[0]);
+		if (setgroups(0, NULL) || setresgid(uid, uid, uid) ||
+		    setresuid(uid, uid, uid))
+			_exit(2);
+		ret = fn(self, arg);
+		if (write(p[1], &ret, sizeof(ret)) != sizeof(ret))
+			_exit(3);
+		_exit(0);
+	}
+	close(p[1]);
+	if (wait_fd(p[0], POLLIN, WAIT_SEC * 1000) != 1 ||
+	    read(p[0], &ret, sizeof(ret)) != sizeof(ret)) {
+		kill(pid, SIGKILL);
+		ret = -ECHILD;
+	}
+	close(p[0]);
+	waitpid(pid, &status, 0);
+	return ret;
+}
+
+/* As a user: bind the fixture's dma-buf for TX through self->nl2, which
+ * the parent opened and keeps (the binding outlives the child). Returns
+ * the id or -errno.
+ */
+static int user_bind_tx(devmem_tx_data *self, void *arg)
+{
+	__u32 id = 0;
+	int err;
+
+	(void)arg;
+	err = devmem_bind_tx(&self->nl2, self->ifindex, self->dmabuf, &id,
+			     NULL, 0);
+	return err ? err : (int)id;
+}
+
+/* As a user: connect to the receiver, send 64 KiB from binding *arg at
+ * offset 0 (stream position 0), close. Returns sendmsg's result.
+ */
+static int user_send_64k(devmem_tx_data *self, void *arg)
+{
+	__u32 id = *(__u32 *)arg;
+	ssize_t r;
+	int err;
+
+	err = tx_open(self, SRV_ADDR6, true);
+	if (err)
+		return err;
+	r = devmem_send_one(self->tx.fd, id, 0, 64 << 10, MSG_ZEROCOPY);
+	close(self->tx.fd);
+	return r;
+}
+
+/*
+ * User A binds a dma-buf for TX; user B, in the same namespace, sends
+ * naming A's id: -EPERM, and not one byte of A's buffer reaches B's peer.
+ * A itself sends from it, and so does root (CAP_NET_ADMIN).
+ */
+TEST_F_TIMEOUT(devmem_tx, binding_of_other_user_eperm, FLOW_TIMEOUT)
+{
+	struct rx_opts o = {};
+	struct rx_report rep;
+	__u32 a_id;
+	int r;
+
+	ASSERT_EQ(0, devmem_nl_open(&self->nl2));
+	r = as_user(self, UID_A, user_bind_tx, NULL);
+	ASSERT_LT(0, r) TH_LOG("bind-tx as uid %d: %s", UID_A, strerror(-r));
+	a_id = r;
+
+	/* B: refused, the peer gets nothing */
+	ASSERT_EQ(0, rx_start(self, &o));
+	r = as_user(self, UID_B, user_send_64k, &a_id);
+	EXPECT_EQ(-EPERM, r) TH_LOG("uid %d sending from uid %d's binding: %d",
+				    UID_B, UID_A, r);
+	ASSERT_EQ(0, rx_finish(self, &rep));
+	EXPECT_EQ(0ULL, rep.bytes);
+
+	/* A: its own binding */
+	ASSERT_EQ(0, rx_start(self, &o));
+	r = as_user(self, UID_A, user_send_64k, &a_id);
+	EXPECT_EQ(64 << 10, r) TH_LOG("uid %d: %s", UID_A, strerror(-r));
+	ASSERT_EQ(0, rx_finish(self, &rep));
+	check_report(_metadata, &rep, r > 0 ? r : 0);
+
+	/* root administers the namespace */
+	ASSERT_EQ(0, rx_start(self, &o));
+	ASSERT_EQ(0, tx_open(self, SRV_ADDR6, true));
+	self->tx.id = a_id;
+	ASSERT_EQ(0, tx_devmem(&self->tx, 100000, 0));
+	finish_stream(_metadata, self);
+}
+
+/*
+ * As nobody with RLIMIT_MEMLOCK at 8 MiB: sending 64 MiB from device
+ * memory in one call works. No page is pinned, so nothing is charged to
+ * locked_vm: a charge would fail the call with ENOBUFS at once.
+ */
+static int user_send_64m(devmem_tx_data *self, void *arg)
+{
+	struct iovec iov[MAX_IOV];
+	size_t pos = 0, len = 1 << 20;
+	__u32 id = 0;
+	ssize_t r;
+	int i, err;
+
+	(void)arg;
+	err = devmem_bind_tx(&self->nl2, self->ifindex, self->dmabuf, &id,
+			     NULL, 0);
+	if (err)
+		return err;
+	err = tx_open(self, SRV_ADDR6, true);
+	if (err)
+		return err;
+	for (i = 0; i < MAX_IOV; i++) {
+		iov[i].iov_base = (void *)(uintptr_t)tx_offset(pos, len, 2 * i);
+		iov[i].iov_len = len;
+		pos += len;
+	}
+	r = devmem_sendmsg(self->tx.fd, id, iov, MAX_IOV, MSG_ZEROCOPY);
+	close(self->tx.fd);
+	return r == (ssize_t)pos ? 0 : r < 0 ? r : -EPROTO;
+}
+
+TEST_F_TIMEOUT(devmem_tx, unprivileged_64m_not_memlocked, FLOW_TIMEOUT)
+{
+	struct rlimit lim = { 8 << 20, 8 << 20 };
+	struct rx_opts o = {};
+	struct rx_report rep;
+	int r;
+
+	ASSERT_EQ(0, devmem_nl_open(&self->nl2));
+	ASSERT_EQ(0, rx_start(self, &o));
+	ASSERT_EQ(0, setrlimit(RLIMIT_MEMLOCK, &lim));
+	r = as_user(self, NOBODY, user_send_64m, NULL);
+	EXPECT_EQ(0, r) TH_LOG("64 MiB devmem send with 8 MiB memlock: %s",
+			       strerror(-r));
+	ASSERT_EQ(0, rx_finish(self, &rep));
+	check_report(_metadata, &rep, r ? rep.bytes : 64ULL << 20);
+}
+
+/*
+ * A netlink socket's port id is free again before the socket's release is
+ * announced: a new socket that takes it at once keeps the bindings it
+ * makes, and the old socket's bindings go. The closing runs in another
+ * thread while this one takes the port id as soon as it can.
+ */
+static void *close_nl_thread(void *arg)
+{
+	close(*(int *)arg);
+	return NULL;
+}
+
+TEST_F_TIMEOUT(devmem_tx, portid_reused_at_release, FLOW_TIMEOUT)
+{
+	struct nl_ctx old_nl, new_nl;
+	__u32 old_id, new_id;
+	struct rx_opts o = {};
+	int i, err, tries;
+	pthread_t th;
+
+	ASSERT_EQ(0, rx_start(self, &o));
+	ASSERT_EQ(0, tx_open(self, SRV_ADDR6, true));
+	for (i = 0; i < 100; i++) {
+		ASSERT_EQ(0, devmem_nl_open(&old_nl));
+		ASSERT_EQ(0, devmem_bind_tx(&old_nl, self->ifindex,
+					    self->dmabuf, &old_id, NULL, 0));
+		ASSERT_EQ(0, pthread_create(&th, NULL, close_nl_thread,
+					    &old_nl.fd));
+		err = -EADDRINUSE;
+		for (tries = 0; err == -EADDRINUSE && tries < 100000; tries++)
+			err = devmem_nl_open_portid(&new_nl, old_nl.portid);
+		ASSERT_EQ(0, err) TH_LOG("port id %u: %s", old_nl.portid,
+					 strerror(-err));
+		err = devmem_bind_tx(&new_nl, self->ifindex, self->dmabuf,
+				     &new_id, NULL, 0);
+		pthread_join(th, NULL);
+		old_nl.fd = -1;
+		nl_close(&old_nl);
+		ASSERT_EQ(0, err);
+		/* a range past the end: -EFAULT from a live binding, -EINVAL
+		 * when the id is gone; nothing is queued either way
+		 */
+		EXPECT_EQ(-EINVAL, devmem_send_one(self->tx.fd, old_id,
+						   TX_BUF_SIZE, 1,
+						   MSG_ZEROCOPY));
+		EXPECT_EQ(-EFAULT, devmem_send_one(self->tx.fd, new_id,
+						   TX_BUF_SIZE, 1,
+						   MSG_ZEROCOPY))
+			TH_LOG("round %d: the new socket lost its binding", i);
+		nl_close(&new_nl);
+		EXPECT_EQ(-EINVAL, devmem_send_one(self->tx.fd, new_id,
+						   TX_BUF_SIZE, 1,
+						   MSG_ZEROCOPY));
+	}
+	ASSERT_EQ(0, tx_devmem(&self->tx, 100000, 0));
+	finish_stream(_metadata, self);
+}
+
+/* --- sends that could not stay zerocopy ----------------------------------- */
+
+/* A socket that signs its segments with TCP MD5 would read the payload. */
+TEST_F_TIMEOUT(devmem_tx, md5_socket_refused, FLOW_TIMEOUT)
+{
+	struct tcp_md5sig md5 = { .tcpm_keylen = 8 };
+	struct sockaddr_storage ss;
+	struct rx_opts o = {};
+
+	ASSERT_LT(0U, make_addr(&ss, SRV_ADDR6, PORT));
+	memcpy(&md5.tcpm_addr, &ss, sizeof(struct sockaddr_in6));
+	memcpy(md5.tcpm_key, "devmem-k", 8);
+	ASSERT_EQ(0, rx_start(self, &o));
+	ASSERT_EQ(0, tx_open(self, SRV_ADDR6, true));
+	ASSERT_EQ(0, setsockopt(self->tx.fd, IPPROTO_TCP, TCP_MD5SIG, &md5,
+				sizeof(md5)));
+	EXPECT_EQ(-EOPNOTSUPP, devmem_send_one(self->tx.fd, self->tx.id, 0,
+					       1000, MSG_ZEROCOPY));
+	EXPECT_EQ(0, tx_outq(self->tx.fd));
+	EXPECT_EQ(0, zc_drain(&self->tx));
+}
+
+/*
+ * SO_MARK and SO_BINDTODEVICE drop the socket's cached route: the next
+ * devmem send routes again, as any send does, rather than failing.
+ */
+TEST_F_TIMEOUT(devmem_tx, send_after_route_reset, FLOW_TIMEOUT)
+{
+	struct rx_opts o = {};
+	int mark = 1;
+
+	ASSERT_EQ(0, rx_start(self, &o));
+	ASSERT_EQ(0, tx_open(self, SRV_ADDR6, true));
+	ASSERT_EQ(0, tx_devmem(&self->tx, 100000, 0));
+	ASSERT_EQ(0, setsockopt(self->tx.fd, SOL_SOCKET, SO_MARK, &mark,
+				sizeof(mark)));
+	ASSERT_EQ(0, tx_devmem(&self->tx, 100000, 0));
+	ASSERT_EQ(0, setsockopt(self->tx.fd, SOL_SOCKET, SO_BINDTODEVICE,
+				self->ifname, strlen(self->ifname)));
+	ASSERT_EQ(0, tx_devmem(&self->tx, 100000, 0));
 	finish_stream(_metadata, self);
 }
 
