@@ -42,10 +42,15 @@ static LIST_HEAD(net_devmem_unbound);
  * restart failed: no memory for a new ring, or the queue did not stop).
  * The NIC may still write into the dma-buf, so they keep their id, which
  * that queue still names (queue-get), and stay mapped; the queues are
- * tried again every NET_DEVMEM_LEAVE_RETRY until they leave. Under RTNL.
+ * tried again after NET_DEVMEM_LEAVE_RETRY, then less and less often (up
+ * to NET_DEVMEM_LEAVE_RETRY_MAX apart) until they leave. Under RTNL, as
+ * is net_devmem_leave_delay.
  */
 static LIST_HEAD(net_devmem_leaving);
 #define NET_DEVMEM_LEAVE_RETRY	HZ
+/* ... doubling after each round that leaves a binding waiting, up to */
+#define NET_DEVMEM_LEAVE_RETRY_MAX	(64 * HZ)
+static unsigned long net_devmem_leave_delay = NET_DEVMEM_LEAVE_RETRY;
 static void net_devmem_leave_work(struct work_struct *work);
 static DECLARE_DELAYED_WORK(net_devmem_leave_dwork, net_devmem_leave_work);
 
@@ -181,9 +186,12 @@ static void net_devmem_leave_work(struct work_struct *work)
 		binding->leaving = false;
 		net_devmem_unbind_finish(binding);
 	}
-	if (!list_empty(&net_devmem_leaving))
+	if (!list_empty(&net_devmem_leaving)) {
+		net_devmem_leave_delay = min(net_devmem_leave_delay * 2,
+					     (unsigned long)NET_DEVMEM_LEAVE_RETRY_MAX);
 		schedule_delayed_work(&net_devmem_leave_dwork,
-				      NET_DEVMEM_LEAVE_RETRY);
+				      net_devmem_leave_delay);
+	}
 	rtnl_unlock();
 }
 
@@ -197,10 +205,11 @@ static void net_devmem_leave_work(struct work_struct *work)
  * still held by skbs or user-space tokens are never read by the CPU. If a
  * queue cannot leave (see net_mp_close_rxq()), the NIC may still write
  * into the dma-buf: the binding then keeps its id and its mapping, the
- * queue still names it, and the queue is tried again every second until
- * it leaves; only then is the rest done. A TX binding stays mapped until
- * the last skb that points into it is freed, because the NIC may still be
- * reading those bytes. Caller holds RTNL.
+ * queue still names it, and the queue is tried again a second later,
+ * then less and less often, until it leaves; only then is the rest done.
+ * A TX binding stays mapped until the last skb that points into it is
+ * freed, because the NIC may still be reading those bytes. Caller holds
+ * RTNL.
  */
 void net_devmem_unbind_dmabuf(struct net_devmem_dmabuf_binding *binding)
 {
@@ -211,8 +220,10 @@ void net_devmem_unbind_dmabuf(struct net_devmem_dmabuf_binding *binding)
 	    !net_devmem_unbind_queues(binding)) {
 		binding->leaving = true;
 		list_add(&binding->unbound_node, &net_devmem_leaving);
-		schedule_delayed_work(&net_devmem_leave_dwork,
-				      NET_DEVMEM_LEAVE_RETRY);
+		/* a new one is tried soon again, whatever the others wait */
+		net_devmem_leave_delay = NET_DEVMEM_LEAVE_RETRY;
+		mod_delayed_work(system_wq, &net_devmem_leave_dwork,
+				 NET_DEVMEM_LEAVE_RETRY);
 		return;
 	}
 	net_devmem_unbind_finish(binding);
@@ -653,7 +664,8 @@ u32 net_devmem_pool_binding_id(const struct page_pool *pool)
 
 /* May the current task send from @binding? Its owner may: the same
  * effective user in the same user namespace as the task that bound it;
- * so may whoever administers the binding's network namespace.
+ * so may a task with CAP_NET_ADMIN in the owner's user namespace (the
+ * binding's network namespace is the sender's, checked by the caller).
  */
 static bool net_devmem_tx_allowed(const struct net_devmem_dmabuf_binding *binding)
 {
@@ -662,7 +674,11 @@ static bool net_devmem_tx_allowed(const struct net_devmem_dmabuf_binding *bindin
 
 	if (cred->user_ns == owner->user_ns && uid_eq(cred->euid, owner->euid))
 		return true;
-	return ns_capable(binding->owner_net->user_ns, CAP_NET_ADMIN);
+	/* Privilege over the owner, not only over the namespace: root of a
+	 * container's user namespace administers the container's network
+	 * namespace, but must not send what host root bound in it.
+	 */
+	return ns_capable_noaudit(owner->user_ns, CAP_NET_ADMIN);
 }
 
 /**
@@ -677,7 +693,8 @@ static bool net_devmem_tx_allowed(const struct net_devmem_dmabuf_binding *bindin
  * net_devmem_dmabuf_binding_put(); ERR_PTR(-EINVAL) when @id names no
  * binding, an RX binding, one made from another network namespace, or
  * one that is being unbound; ERR_PTR(-EPERM) when the binding belongs to
- * another user and the caller lacks CAP_NET_ADMIN over its namespace.
+ * another user and the caller lacks CAP_NET_ADMIN in that user's user
+ * namespace.
  */
 struct net_devmem_dmabuf_binding *net_devmem_get_tx_binding(struct net *net,
 							    u32 id)

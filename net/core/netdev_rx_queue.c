@@ -270,8 +270,9 @@ int net_mp_close_rxq(struct net_device *dev, unsigned int rxq_idx,
 	if (err) {
 		/* it runs on the provider's memory: say so */
 		rxq->mp_params = saved;
-		netdev_warn(dev, "RX queue %u still runs on its memory provider (%d)\n",
-			    rxq_idx, err);
+		if (net_ratelimit())
+			netdev_warn(dev, "RX queue %u still runs on its memory provider (%d)\n",
+				    rxq_idx, err);
 	}
 	return err;
 }

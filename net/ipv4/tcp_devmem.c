@@ -465,16 +465,18 @@ static bool tcp_devmem_tx_dst_ok(const struct dst_entry *dst)
 	       can_checksum_protocol(features, proto);
 }
 
-/* The socket's route. A socket may have none cached (SO_MARK or
- * SO_BINDTODEVICE reset it, or the last transmit found the old one
- * obsolete): route it again, as the transmit path would.
+/* The route a connected socket's next segment takes. Its cached route may
+ * be gone (SO_MARK or SO_BINDTODEVICE drop it) or obsolete (the routes
+ * changed): check it and route again if need be, as the transmit path
+ * would, so that the device compared is the one that will send. A socket
+ * that is not connected keeps what it has.
  */
 static struct dst_entry *tcp_devmem_tx_dst(struct sock *sk)
 {
-	struct dst_entry *dst = __sk_dst_get(sk);
+	struct dst_entry *dst;
 
-	if (dst)
-		return dst;
+	if (!((1 << sk->sk_state) & (TCPF_ESTABLISHED | TCPF_CLOSE_WAIT)))
+		return __sk_dst_get(sk) ?: ERR_PTR(-ENODEV);
 	if (inet_csk(sk)->icsk_af_ops->rebuild_header(sk))
 		return ERR_PTR(-EHOSTUNREACH);
 	dst = __sk_dst_get(sk);

@@ -47,7 +47,13 @@
  * igb_hds_srrctl - SRRCTL buffer and descriptor bits of a header split ring
  * @ring: the RX ring
  *
- * Return: BSIZEPACKET, BSIZEHEADER and DESCTYPE for @ring.
+ * A header split ring always drops what arrives while it has no buffer
+ * (DROP_EN): its memory provider may run dry for as long as user space
+ * holds tokens, and a queue that does not drop holds frames in the packet
+ * buffer the queues share and, with RX flow control on, sends pause
+ * frames: every queue of the port would stall behind it.
+ *
+ * Return: BSIZEPACKET, BSIZEHEADER, DESCTYPE and DROP_EN for @ring.
  */
 u32 igb_hds_srrctl(struct igb_ring *ring)
 {
@@ -55,7 +61,8 @@ u32 igb_hds_srrctl(struct igb_ring *ring)
 					  E1000_SRRCTL_DESCTYPE_HDR_SPLIT;
 
 	return (IGB_HDS_HDR_SIZE << E1000_SRRCTL_BSIZEHDRSIZE_SHIFT) |
-	       (IGB_HDS_PKT_SIZE >> E1000_SRRCTL_BSIZEPKT_SHIFT) | desctype;
+	       (IGB_HDS_PKT_SIZE >> E1000_SRRCTL_BSIZEPKT_SHIFT) | desctype |
+	       E1000_SRRCTL_DROP_EN;
 }
 
 static struct page_pool *igb_hds_create_pool(struct igb_ring *ring)
@@ -682,8 +689,9 @@ static int igb_queue_stop(struct net_device *dev, void *per_queue_mem,
 		wr32(E1000_RXDCTL(ring->reg_idx), rxdctl);
 		napi_enable(&ring->q_vector->napi);
 		igb_hds_kick_vector(ring->q_vector);
-		netdev_warn(dev, "RX queue %d did not stop, it keeps its memory\n",
-			    idx);
+		if (net_ratelimit())
+			netdev_warn(dev, "RX queue %d did not stop, it keeps its memory\n",
+				    idx);
 		return -ETIMEDOUT;
 	}
 	if (ring->skb) {

@@ -1275,21 +1275,35 @@ TEST_F_TIMEOUT(devmem_tx, md5_socket_refused, FLOW_TIMEOUT)
  * SO_MARK and SO_BINDTODEVICE drop the socket's cached route: the next
  * devmem send routes again, as any send does, rather than failing.
  */
-TEST_F_TIMEOUT(devmem_tx, send_after_route_reset, FLOW_TIMEOUT)
+static void send_after_route_reset(struct __test_metadata *_metadata,
+				   devmem_tx_data *self, bool ipv4)
 {
-	struct rx_opts o = {};
+	struct rx_opts o = { .ipv4 = ipv4 };
 	int mark = 1;
 
 	ASSERT_EQ(0, rx_start(self, &o));
-	ASSERT_EQ(0, tx_open(self, SRV_ADDR6, true));
+	ASSERT_EQ(0, tx_open(self, ipv4 ? SRV_ADDR4 : SRV_ADDR6, true));
 	ASSERT_EQ(0, tx_devmem(&self->tx, 100000, 0));
+	/* all acknowledged: no ACK can route the socket again meanwhile */
+	ASSERT_EQ(0, tx_outq_settled(self->tx.fd, 10));
 	ASSERT_EQ(0, setsockopt(self->tx.fd, SOL_SOCKET, SO_MARK, &mark,
 				sizeof(mark)));
 	ASSERT_EQ(0, tx_devmem(&self->tx, 100000, 0));
+	ASSERT_EQ(0, tx_outq_settled(self->tx.fd, 10));
 	ASSERT_EQ(0, setsockopt(self->tx.fd, SOL_SOCKET, SO_BINDTODEVICE,
 				self->ifname, strlen(self->ifname)));
 	ASSERT_EQ(0, tx_devmem(&self->tx, 100000, 0));
 	finish_stream(_metadata, self);
+}
+
+TEST_F_TIMEOUT(devmem_tx, send_after_route_reset_ipv6, FLOW_TIMEOUT)
+{
+	send_after_route_reset(_metadata, self, false);
+}
+
+TEST_F_TIMEOUT(devmem_tx, send_after_route_reset_ipv4, FLOW_TIMEOUT)
+{
+	send_after_route_reset(_metadata, self, true);
 }
 
 /* --- io_uring ------------------------------------------------------------ */
