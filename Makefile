@@ -11,6 +11,8 @@
 #   make series-check  git am it, build every patch, checkpatch, kernel-doc
 #   make deb        Debian packages: kernel (Debian's config) and tools
 #   make check-deb  boot a debootstrapped Debian 12 with them, run the demo
+#   make nccl       the NCCL net plugin (build/nccl/libnccl-net-devmem.so)
+#   make check-nccl the plugin's harness on this host (copy mode, loopback)
 #
 # See README.md.
 
@@ -41,11 +43,11 @@ CONFIGS_kmsan := x86_64_defconfig devmem.config devmem-kmsan.config
 KMAKE_kmsan := LLVM=1
 export KMAKE = $(KMAKE_$(FLAVOR))
 
-.PHONY: all deps tree config kernel selftests vm demo check check-nodevmem check-kmsan deb check-deb bench refresh series series-check clean help
+.PHONY: all deps tree config kernel selftests vm demo check check-nodevmem check-kmsan deb check-deb bench refresh series series-check nccl check-nccl clean help
 .DEFAULT_GOAL := help
 
 help:
-	@sed -n '2,15p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '2,17p' Makefile | sed 's/^# \{0,1\}//'
 
 # Installs the packages below as root when any is missing (apt-get).
 deps:
@@ -133,6 +135,15 @@ series: tree
 # (mk/series-check.sh; not in make check).
 series-check: series
 	@"$(TOP)/mk/series-check.sh"
+
+# The NCCL net plugin over the devmem ABI (nccl-net-devmem/, issue 29): plain
+# C, no CUDA or NCCL needed to build. check-nccl runs its harness, which
+# drives the ncclNet API as NCCL does, over loopback on this host.
+nccl:
+	@$(MAKE) -s -C "$(TOP)/nccl-net-devmem" O="$(BUILD)/nccl" all
+
+check-nccl:
+	@$(MAKE) -s -C "$(TOP)/nccl-net-devmem" O="$(BUILD)/nccl" test
 
 clean:
 	@"$(TOP)/mk/clean.sh"

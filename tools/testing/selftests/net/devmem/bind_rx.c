@@ -880,6 +880,8 @@ TEST_F_TIMEOUT(bind_rx, unbind_survives_allocation_failures, 1800)
 	ASSERT_LT(0, ring);
 
 	for (n = 1; n < 100000; n++) {
+		int id, i;
+
 		ASSERT_EQ(0, devmem_bind_rx(&self->nl, self->ifindex, dmabuf,
 					    &q, 1, NULL, self->extack,
 					    EXTACK_LEN))
@@ -891,30 +893,47 @@ TEST_F_TIMEOUT(bind_rx, unbind_survives_allocation_failures, 1800)
 		pending = fail_nth_pending();
 		fail_nth_set(0);
 		ASSERT_EQ(0, devmem_nl_open(&self->nl));
-		ASSERT_EQ(0, rxq_binding(self->ifindex, 0))
-			TH_LOG("allocation %u failed: queue still bound", n);
+		id = rxq_binding(self->ifindex, 0);
+		ASSERT_LE(0, id);
 		ASSERT_TRUE(link_is_up(self->ifname))
 			TH_LOG("allocation %u failed: the device went down", n);
-		if (pending > 0)
-			break;	/* nothing failed: the close went through */
+		if (pending > 0) {
+			/* nothing failed: the close went through */
+			ASSERT_EQ(0, id);
+			break;
+		}
 		failures++;
 		attached = dmabuf_attachments(dmabuf);
 		ASSERT_LE(0, attached);
+		/* a queue that still runs on the dma-buf names its binding,
+		 * and only such a queue: never a dma-buf written into whose
+		 * id is gone
+		 */
+		ASSERT_EQ(!!attached, !!id)
+			TH_LOG("allocation %u failed: %d attachment(s), queue names binding %d",
+			       n, attached, id);
 		if (!attached)
 			continue;	/* the queue left: the next bind checks it */
 		kept++;
+		/* tried again a second later (nothing fails there), it leaves */
+		for (i = 0; i < 100 && rxq_binding(self->ifindex, 0); i++)
+			usleep(100000);
+		ASSERT_EQ(0, rxq_binding(self->ifindex, 0))
+			TH_LOG("allocation %u failed: the queue never left binding %d",
+			       n, id);
+		ASSERT_EQ(0, dmabuf_attachments_settled(dmabuf))
+			TH_LOG("allocation %u failed: the dma-buf stays attached after the queue left",
+			       n);
+		/* and the device works as before */
 		ASSERT_EQ(0, set_link(self->ifname, false));
 		ASSERT_EQ(0, set_link(self->ifname, true));
-		ASSERT_EQ(0, dmabuf_attachments_settled(dmabuf))
-			TH_LOG("allocation %u failed: the dma-buf stays attached after down and up",
-			       n);
 		ASSERT_EQ(0, devmem_shell("ethtool -G %s rx %d", self->ifname,
 					  ring * 2));
 		ASSERT_EQ(0, devmem_shell("ethtool -G %s rx %d", self->ifname,
 					  ring));
 	}
 	write_file("/sys/kernel/debug/failslab/ignore-gfp-wait", "Y");
-	TH_LOG("%u closes failed at allocations 1..%u; %u kept the dma-buf until a reset",
+	TH_LOG("%u closes failed at allocations 1..%u; %u kept the binding until the queue left",
 	       failures, n, kept);
 	EXPECT_LT(0, pending);
 	EXPECT_LT(0U, failures);

@@ -14,7 +14,9 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdint.h>
@@ -29,6 +31,7 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/time.h>
+#include <sys/wait.h>
 #include <linux/dma-buf.h>
 #include <linux/udmabuf.h>
 
@@ -2149,4 +2152,52 @@ int devmem_shell(const char *fmt, ...)
 	vsnprintf(cmd, sizeof(cmd), fmt, ap);
 	va_end(ap);
 	return system(cmd);
+}
+
+/**
+ * devmem_as_user - run a function in a child that became another user
+ * @uid: the uid (and gid) the child takes, with no supplementary groups
+ * @fn: what the child runs; its int result is passed back
+ * @arg: @fn's argument
+ * @timeout_ms: how long to wait for the result
+ *
+ * Return: @fn's result, -ECHILD when the child could not become @uid or
+ * did not answer in time (it is killed), or another negative errno.
+ */
+int devmem_as_user(uid_t uid, int (*fn)(void *arg), void *arg,
+		   int timeout_ms)
+{
+	struct pollfd pfd = { .events = POLLIN };
+	int p[2], ret = -ECHILD, status;
+	pid_t pid;
+
+	if (pipe(p))
+		return -errno;
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0) {
+		close(p[0]);
+		close(p[1]);
+		return -errno;
+	}
+	if (!pid) {
+		close(p[0]);
+		if (setgroups(0, NULL) || setresgid(uid, uid, uid) ||
+		    setresuid(uid, uid, uid))
+			_exit(2);
+		ret = fn(arg);
+		if (write(p[1], &ret, sizeof(ret)) != sizeof(ret))
+			_exit(3);
+		_exit(0);
+	}
+	close(p[1]);
+	pfd.fd = p[0];
+	if (poll(&pfd, 1, timeout_ms) != 1 ||
+	    read(p[0], &ret, sizeof(ret)) != sizeof(ret)) {
+		kill(pid, SIGKILL);
+		ret = -ECHILD;
+	}
+	close(p[0]);
+	waitpid(pid, &status, 0);
+	return ret;
 }

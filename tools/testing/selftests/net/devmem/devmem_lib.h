@@ -25,6 +25,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/socket.h>
+#include <sys/types.h>
 #include <linux/types.h>
 #include <linux/netlink.h>
 #include <linux/genetlink.h>
@@ -483,5 +484,8 @@ int devmem_read_meminfo(const char *const *keys, unsigned long long *kb);
 int devmem_rx_queue_count(const char *ifname);
 /* system() of the printf-formatted command: system()'s result. */
 int devmem_shell(const char *fmt, ...);
+
+int devmem_as_user(uid_t uid, int (*fn)(void *arg), void *arg,
+		   int timeout_ms);
 
 #endif /* __DEVMEM_LIB_H */

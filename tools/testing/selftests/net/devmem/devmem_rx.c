@@ -805,52 +805,42 @@ TEST_F_TIMEOUT(devmem_rx, cmsg_buffer_too_small, FLOW_TIMEOUT)
 	EXPECT_EQ(0U, st.bad);
 }
 
-/*
- * In a child that became another user: SO_DEVMEM_DONTNEED on a TCP socket
- * of its own, naming @tokens. Returns what the calls freed in all, or
- * -errno.
+/* Tokens a child that became another user names. */
+struct foreign_tokens {
+	const __u32 *tokens;
+	size_t n;
+};
+
+/* SO_DEVMEM_DONTNEED on a TCP socket of its own naming every token:
+ * what the calls freed in all.
  */
+static int dontneed_foreign(void *arg)
+{
+	const struct foreign_tokens *f = arg;
+	struct dmabuf_token t;
+	int fd, r, freed = 0;
+	size_t i;
+
+	fd = socket(AF_INET6, SOCK_STREAM, 0);
+	if (fd < 0)
+		return -errno;
+	for (i = 0; i < f->n; i++) {
+		t.token_start = f->tokens[i];
+		t.token_count = 1;
+		r = setsockopt(fd, SOL_SOCKET, SO_DEVMEM_DONTNEED, &t,
+			       sizeof(t));
+		freed += r < 0 ? 0 : r;
+	}
+	close(fd);
+	return freed;
+}
+
+/* Another user's socket names @tokens: how many it freed, or -errno. */
 static int other_user_dontneed(const __u32 *tokens, size_t n)
 {
-	int p[2], freed = -ECHILD, status;
-	pid_t pid;
+	struct foreign_tokens f = { .tokens = tokens, .n = n };
 
-	if (pipe(p))
-		return -errno;
-	fflush(NULL);
-	pid = fork();
-	if (pid < 0)
-		return -errno;
-	if (!pid) {
-		struct dmabuf_token t;
-		size_t i;
-		int fd, r;
-
-		close(p[0]);
-		if (setgroups(0, NULL) || setresgid(1001, 1001, 1001) ||
-		    setresuid(1001, 1001, 1001))
-			_exit(2);
-		fd = socket(AF_INET6, SOCK_STREAM, 0);
-		if (fd < 0)
-			_exit(3);
-		freed = 0;
-		for (i = 0; i < n; i++) {
-			t.token_start = tokens[i];
-			t.token_count = 1;
-			r = setsockopt(fd, SOL_SOCKET, SO_DEVMEM_DONTNEED, &t,
-				       sizeof(t));
-			freed += r < 0 ? 0 : r;
-		}
-		if (write(p[1], &freed, sizeof(freed)) != sizeof(freed))
-			_exit(4);
-		_exit(0);
-	}
-	close(p[1]);
-	if (read(p[0], &freed, sizeof(freed)) != sizeof(freed))
-		freed = -ECHILD;
-	close(p[0]);
-	waitpid(pid, &status, 0);
-	return freed;
+	return devmem_as_user(1001, dontneed_foreign, &f, 60000);
 }
 
 TEST_F_TIMEOUT(devmem_rx, dontneed_bad_input, FLOW_TIMEOUT)

@@ -923,7 +923,7 @@ TEST_F_TIMEOUT(devmem_tx, sendmsg_errors, FLOW_TIMEOUT)
 	__u64 id64;
 	__u16 id16;
 	__u32 id;
-	int fd, udp, one = 1;
+	int fd, udp, udp_rx, one = 1;
 	ssize_t r;
 
 	ASSERT_EQ(0, rx_start(self, &o));
@@ -990,7 +990,10 @@ TEST_F_TIMEOUT(devmem_tx, sendmsg_errors, FLOW_TIMEOUT)
 	 * sends from device memory and UDP ignores it; the datagram is sent
 	 * from the (user memory) iovec
 	 */
-	len = make_addr(&ss, SRV_ADDR6, UDP_PORT);
+	len = make_addr(&ss, "::1", UDP_PORT);
+	udp_rx = socket(AF_INET6, SOCK_DGRAM, 0);
+	ASSERT_LE(0, udp_rx);
+	ASSERT_EQ(0, bind(udp_rx, (void *)&ss, len));
 	udp = socket(AF_INET6, SOCK_DGRAM, 0);
 	ASSERT_LE(0, udp);
 	setsockopt(udp, SOL_SOCKET, SO_ZEROCOPY, &one, sizeof(one));
@@ -1004,7 +1007,12 @@ TEST_F_TIMEOUT(devmem_tx, sendmsg_errors, FLOW_TIMEOUT)
 	/* its length is checked all the same */
 	EXPECT_EQ(-EINVAL, devmem_sendmsg_cmsg(udp, &id64, sizeof(id64), iov, 1,
 					       0));
+	/* the two datagrams arrived, from the user buffer */
+	for (r = 0; r < 2; r++)
+		EXPECT_EQ((ssize_t)sizeof(udp_buf),
+			  recv(udp_rx, udp_buf, sizeof(udp_buf), MSG_DONTWAIT));
 	close(udp);
+	close(udp_rx);
 
 	/*
 	 * Now valid sends: from offset 0 (stream position 0), a segment
@@ -1033,42 +1041,27 @@ TEST_F_TIMEOUT(devmem_tx, sendmsg_errors, FLOW_TIMEOUT)
 #define UID_A		1000
 #define UID_B		1001
 
-typedef int (*as_user_fn)(devmem_tx_data *self, void *arg);
+/* What a child that became another user does: @fn on the fixture. */
+struct as_user_call {
+	int (*fn)(devmem_tx_data *self, void *arg);
+	devmem_tx_data *self;
+	void *arg;
+};
 
-/*
- * Run @fn in a child that became @uid (and gid @uid, no other groups):
- * its result, or -ECHILD when the child did not report.
- */
-static int as_user(devmem_tx_data *self, uid_t uid, as_user_fn fn, void *arg)
+static int as_user_run(void *arg)
 {
-	int p[2], ret = -ECHILD, status;
-	pid_t pid;
+	struct as_user_call *c = arg;
 
-	if (pipe(p))
-		return -errno;
-	fflush(NULL);
-	pid = fork();
-	if (pid < 0)
-		return -errno;
-	if (!pid) {
-		close(p[0]);
-		if (setgroups(0, NULL) || setresgid(uid, uid, uid) ||
-		    setresuid(uid, uid, uid))
-			_exit(2);
-		ret = fn(self, arg);
-		if (write(p[1], &ret, sizeof(ret)) != sizeof(ret))
-			_exit(3);
-		_exit(0);
-	}
-	close(p[1]);
-	if (wait_fd(p[0], POLLIN, WAIT_SEC * 1000) != 1 ||
-	    read(p[0], &ret, sizeof(ret)) != sizeof(ret)) {
-		kill(pid, SIGKILL);
-		ret = -ECHILD;
-	}
-	close(p[0]);
-	waitpid(pid, &status, 0);
-	return ret;
+	return c->fn(c->self, c->arg);
+}
+
+/* Run @fn in a child that became @uid: its result, or -ECHILD. */
+static int as_user(devmem_tx_data *self, uid_t uid,
+		   int (*fn)(devmem_tx_data *self, void *arg), void *arg)
+{
+	struct as_user_call c = { .fn = fn, .self = self, .arg = arg };
+
+	return devmem_as_user(uid, as_user_run, &c, WAIT_SEC * 1000);
 }
 
 /* As a user: bind the fixture's dma-buf for TX through self->nl2, which

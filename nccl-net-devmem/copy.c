@@ -1,0 +1,787 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Copy-mode data path: isend / irecv / test over plain TCP into host
+ * buffers.
+ *
+ * Each comm owns its sockets and T progress threads (NCCL_DEVMEM_NTHREADS,
+ * default DM_DEFAULT_NTHREADS, at most the number of data sockets).  Thread
+ * w serves data sockets w, w + T, ...; thread 0 also serves the control
+ * socket.  isend/irecv only queue a request (up to NCCL_NET_MAX_REQUESTS per
+ * comm; *request = NULL when all slots are taken) and wake the threads;
+ * test() only looks.  All shared state of a comm is under its mutex; the
+ * threads hold it only to pick up or account for work, never across I/O.
+ *
+ * A message of size S goes as one SEND on the control socket (payload
+ * inline when S <= DM_INLINE_MAX) plus its chunks on the data sockets as
+ * dm_plan() cuts it.  Both ends walk the messages in the same order, so
+ * each data socket's byte stream is the concatenation of its chunks, with
+ * no framing.  The receiver reads a chunk only once the SEND announcing it
+ * has been matched to a posted receive and validated: a message larger
+ * than that receive, an unknown tag in a multi-recv, a malformed or out of
+ * sequence header or a peer that goes away is an error on that comm (test()
+ * returns it), never a write outside the posted buffer.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "plugin.h"
+
+enum { DM_RX_HDR = 0, DM_RX_MATCH, DM_RX_INLINE, DM_RX_CLOSED };
+
+#define DM_IO_BUDGET (8u << 20)	/* bytes per socket before looking around again */
+#define DM_POLL_MS 1000
+
+static const char *kind(const struct dm_comm *c)
+{
+	return c->magic == DM_SEND_MAGIC ? "send" : "recv";
+}
+
+static void set_error(struct dm_comm *c, ncclResult_t err, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void set_error(struct dm_comm *c, ncclResult_t err, const char *fmt, ...)
+{
+	int expect = 0;
+	char msg[256];
+	va_list ap;
+
+	if (!atomic_compare_exchange_strong(&c->error, &expect, (int)err))
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	DM_WARN("%s comm %p (dev %d, peer %s): %s", kind(c), (void *)c, c->dev, c->peer, msg);
+}
+
+static void wake(struct dm_comm *c, int from)
+{
+	uint64_t one = 1;
+	int i;
+
+	for (i = from; i < c->nthreads; i++)
+		if (write(c->workers[i].efd, &one, sizeof(one)) < 0 && errno != EAGAIN)
+			break;
+}
+
+static int would_block(void)
+{
+	return errno == EAGAIN || errno == EWOULDBLOCK;
+}
+
+/* ---------- send side ---------- */
+
+static void send_maybe_done(struct dm_req *q)
+{
+	if (q->ctrl_done && !q->chunks_left)
+		q->state = DM_REQ_DONE;
+}
+
+/* 1: progress, 0: nothing to do or blocked (*ev says on what), -1: error. */
+static int ctrl_send_step(struct dm_comm *c, short *ev)
+{
+	struct dm_ctrl *x = &c->ctrl;
+	struct dm_req *q;
+
+	if (!x->len) {
+		pthread_mutex_lock(&c->lock);
+		if (x->cursor < c->posted) {
+			struct dm_send_desc d;
+			uint32_t inl;
+
+			q = &c->reqs[x->cursor % DM_MAX_REQS];
+			inl = q->size <= DM_INLINE_MAX ? (uint32_t)q->size : 0;
+			d.size = q->size;
+			d.tag = q->tag;
+			d.flags = 0;
+			dm_hdr_encode(x->buf, DM_MSG_SEND, DM_SEND_LEN + inl, x->seq);
+			dm_send_encode(x->buf + DM_HDR_LEN, &d);
+			if (inl)
+				memcpy(x->buf + DM_HDR_LEN + DM_SEND_LEN, q->data, inl);
+			x->len = DM_HDR_LEN + DM_SEND_LEN + inl;
+			x->off = 0;
+		}
+		pthread_mutex_unlock(&c->lock);
+		if (!x->len)
+			return 0;
+	}
+	while (x->off < x->len) {
+		ssize_t r = send(x->fd, x->buf + x->off, x->len - x->off,
+				 MSG_NOSIGNAL | MSG_DONTWAIT);
+
+		if (r > 0) {
+			x->off += (size_t)r;
+		} else if (r < 0 && would_block()) {
+			*ev = POLLOUT;
+			return 0;
+		} else if (!(r < 0 && errno == EINTR)) {
+			set_error(c, ncclRemoteError, "control socket: %s",
+				  r ? strerror(errno) : "closed");
+			return -1;
+		}
+	}
+	pthread_mutex_lock(&c->lock);
+	q = &c->reqs[x->cursor % DM_MAX_REQS];
+	q->ctrl_done = 1;
+	send_maybe_done(q);
+	x->cursor++;
+	x->seq++;
+	pthread_mutex_unlock(&c->lock);
+	x->len = 0;
+	return 1;
+}
+
+static int data_send_step(struct dm_comm *c, int k, short *ev)
+{
+	struct dm_sock *s = &c->socks[k];
+	uint64_t moved = 0;
+
+	if (!s->busy) {
+		pthread_mutex_lock(&c->lock);
+		for (; s->cursor < c->posted; s->cursor++) {
+			struct dm_req *q = &c->reqs[s->cursor % DM_MAX_REQS];
+			unsigned j;
+
+			if (q->seq != s->cursor || q->state != DM_REQ_ACTIVE || !q->nchunks)
+				continue;
+			j = ((unsigned)k + (unsigned)c->nsocks - q->first_sock) % (unsigned)c->nsocks;
+			if (j >= q->nchunks)
+				continue;
+			s->ptr = q->data + j * q->chunk;
+			s->left = q->size - j * q->chunk;
+			if (s->left > q->chunk)
+				s->left = q->chunk;
+			s->owner = s->cursor;
+			s->busy = 1;
+			break;
+		}
+		pthread_mutex_unlock(&c->lock);
+		if (!s->busy)
+			return 0;
+	}
+	while (s->left) {
+		ssize_t r = send(s->fd, s->ptr, s->left, MSG_NOSIGNAL | MSG_DONTWAIT);
+
+		if (r > 0) {
+			s->ptr += r;
+			s->left -= (uint64_t)r;
+			moved += (uint64_t)r;
+			if (s->left && moved >= DM_IO_BUDGET)
+				return 1;
+		} else if (r < 0 && would_block()) {
+			*ev = POLLOUT;
+			return 0;
+		} else if (!(r < 0 && errno == EINTR)) {
+			set_error(c, ncclRemoteError, "data socket %d: %s", k,
+				  r ? strerror(errno) : "closed");
+			return -1;
+		}
+	}
+	pthread_mutex_lock(&c->lock);
+	{
+		struct dm_req *q = &c->reqs[s->owner % DM_MAX_REQS];
+
+		q->chunks_left--;
+		send_maybe_done(q);
+	}
+	pthread_mutex_unlock(&c->lock);
+	s->busy = 0;
+	s->cursor = s->owner + 1;
+	return 1;
+}
+
+/* ---------- receive side ---------- */
+
+static void msg_complete(struct dm_msg *m)
+{
+	struct dm_req *q = m->req;
+
+	m->live = 0;
+	if (--q->msgs_left == 0)
+		q->state = DM_REQ_DONE;
+}
+
+/* Fails a waiting receive once the peer has closed; called with the lock. */
+static int closed_check(struct dm_comm *c)
+{
+	if (c->match_seq < c->posted) {
+		set_error(c, ncclRemoteError, "peer closed the connection with a receive posted");
+		return -1;
+	}
+	return 0;
+}
+
+/* Matches the SEND in c->ctrl to the oldest posted receive; with the lock.
+ * 1: the message has chunks for the data sockets, 0: it has none, -1: error. */
+static int match_send(struct dm_comm *c)
+{
+	struct dm_ctrl *x = &c->ctrl;
+	struct dm_req *q = &c->reqs[c->match_seq % DM_MAX_REQS];
+	struct dm_msg *m = &c->msgs[c->nmsgs % DM_MAX_MSGS];
+	int i = -1, j;
+
+	if (q->n == 1) {
+		i = 0;
+	} else {
+		for (j = 0; j < q->n && i < 0; j++)
+			if (!(q->matched_mask & (1u << j)) && q->tags[j] == x->desc.tag)
+				i = j;
+		if (i < 0) {
+			set_error(c, ncclRemoteError,
+				  "message with tag %u matches no buffer of the posted %d-buffer receive",
+				  x->desc.tag, q->n);
+			return -1;
+		}
+	}
+	if (x->desc.size > q->cap[i]) {
+		set_error(c, ncclRemoteError,
+			  "message of %llu bytes is larger than the posted receive (%llu bytes)",
+			  (unsigned long long)x->desc.size, (unsigned long long)q->cap[i]);
+		return -1;
+	}
+	if (m->live) {
+		set_error(c, ncclInternalError, "message table overrun");
+		return -1;
+	}
+	m->idx = c->nmsgs;
+	m->live = 1;
+	m->dst = q->dst[i];
+	m->size = x->desc.size;
+	m->req = q;
+	dm_plan(m->size, (unsigned)c->nsocks, &m->chunk, &m->nchunks);
+	m->first_sock = (unsigned)(c->chunk_cursor % (uint64_t)c->nsocks);
+	m->chunks_left = m->nchunks;
+	c->chunk_cursor += m->nchunks;
+	c->nmsgs++;
+	q->got[i] = m->size;
+	q->matched_mask |= 1u << i;
+	if (++q->nmatched == q->n)
+		c->match_seq++;
+	x->seq++;
+	if (m->size && !m->nchunks) {
+		x->inl_dst = m->dst;
+		x->inl_left = m->size;
+		x->inl_msg = m;
+		x->state = DM_RX_INLINE;
+	} else {
+		if (!m->nchunks)
+			msg_complete(m);
+		x->state = DM_RX_HDR;
+	}
+	x->off = 0;
+	return m->nchunks > 0;
+}
+
+/* Reads and checks one control message header and SEND descriptor. */
+static int ctrl_read_hdr(struct dm_comm *c, short *ev)
+{
+	struct dm_ctrl *x = &c->ctrl;
+	const char *why;
+
+	for (;;) {
+		size_t want = x->off < DM_HDR_LEN ? DM_HDR_LEN : DM_HDR_LEN + DM_SEND_LEN;
+		ssize_t r = recv(x->fd, x->buf + x->off, want - x->off, MSG_DONTWAIT);
+
+		if (r == 0) {
+			set_error(c, ncclRemoteError, "peer closed the control socket%s",
+				  x->off ? " in the middle of a message" : "");
+			return -1;
+		}
+		if (r < 0) {
+			if (would_block()) {
+				*ev = POLLIN;
+				return 0;
+			}
+			if (errno == EINTR)
+				continue;
+			set_error(c, ncclRemoteError, "control socket: %s", strerror(errno));
+			return -1;
+		}
+		x->off += (size_t)r;
+		if (x->off == DM_HDR_LEN) {
+			why = dm_hdr_decode(x->buf, &x->hdr);
+			if (!why && x->hdr.seq != x->seq)
+				why = "message out of sequence";
+			if (!why && x->hdr.type != DM_MSG_SEND && x->hdr.type != DM_MSG_CLOSE)
+				why = "unexpected message type";
+			if (why) {
+				set_error(c, ncclRemoteError, "bad control message: %s", why);
+				return -1;
+			}
+			if (x->hdr.type == DM_MSG_CLOSE) {
+				DM_INFO(NCCL_NET, "recv comm %p: peer %s closed the connection",
+					(void *)c, c->peer);
+				pthread_mutex_lock(&c->lock);
+				c->peer_closed = 1;
+				x->state = DM_RX_CLOSED;
+				r = closed_check(c);
+				pthread_mutex_unlock(&c->lock);
+				return r < 0 ? -1 : 1;
+			}
+		} else if (x->off == DM_HDR_LEN + DM_SEND_LEN) {
+			struct dm_send_desc *d = &x->desc;
+
+			dm_send_decode(x->buf + DM_HDR_LEN, d);
+			why = NULL;
+			if (d->flags)
+				why = "unknown SEND flags";
+			else if (d->size > DM_MAX_MSG_SIZE)
+				why = "size over the 1 GiB maximum";
+			else if (x->hdr.len != DM_SEND_LEN + (d->size <= DM_INLINE_MAX ? d->size : 0))
+				why = "length does not match size";
+			if (why) {
+				set_error(c, ncclRemoteError, "bad SEND (%llu bytes, tag %u): %s",
+					  (unsigned long long)d->size, d->tag, why);
+				return -1;
+			}
+			x->state = DM_RX_MATCH;
+			return 1;
+		}
+	}
+}
+
+static int ctrl_recv_step(struct dm_comm *c, short *ev)
+{
+	struct dm_ctrl *x = &c->ctrl;
+	int r;
+
+	switch (x->state) {
+	case DM_RX_HDR:
+		return ctrl_read_hdr(c, ev);
+	case DM_RX_MATCH:
+		pthread_mutex_lock(&c->lock);
+		if (c->match_seq >= c->posted) {
+			pthread_mutex_unlock(&c->lock);
+			return 0;	/* woken by the next irecv */
+		}
+		r = match_send(c);
+		pthread_mutex_unlock(&c->lock);
+		if (r < 0)
+			return -1;
+		if (r)
+			wake(c, 1);
+		return 1;
+	case DM_RX_INLINE:
+		while (x->inl_left) {
+			ssize_t n = recv(x->fd, x->inl_dst, x->inl_left, MSG_DONTWAIT);
+
+			if (n > 0) {
+				x->inl_dst += n;
+				x->inl_left -= (uint64_t)n;
+			} else if (n < 0 && would_block()) {
+				*ev = POLLIN;
+				return 0;
+			} else if (!(n < 0 && errno == EINTR)) {
+				set_error(c, ncclRemoteError, "control socket: %s",
+					  n ? strerror(errno) : "closed in the middle of a message");
+				return -1;
+			}
+		}
+		pthread_mutex_lock(&c->lock);
+		msg_complete(x->inl_msg);
+		pthread_mutex_unlock(&c->lock);
+		x->state = DM_RX_HDR;
+		return 1;
+	default:	/* DM_RX_CLOSED */
+		pthread_mutex_lock(&c->lock);
+		r = closed_check(c);
+		pthread_mutex_unlock(&c->lock);
+		return r;
+	}
+}
+
+static int data_recv_step(struct dm_comm *c, int k, short *ev)
+{
+	struct dm_sock *s = &c->socks[k];
+	uint64_t moved = 0;
+
+	if (!s->busy) {
+		pthread_mutex_lock(&c->lock);
+		for (; s->cursor < c->nmsgs; s->cursor++) {
+			struct dm_msg *m = &c->msgs[s->cursor % DM_MAX_MSGS];
+			unsigned j;
+
+			if (m->idx != s->cursor || !m->live || !m->nchunks)
+				continue;
+			j = ((unsigned)k + (unsigned)c->nsocks - m->first_sock) % (unsigned)c->nsocks;
+			if (j >= m->nchunks)
+				continue;
+			s->ptr = m->dst + j * m->chunk;
+			s->left = m->size - j * m->chunk;
+			if (s->left > m->chunk)
+				s->left = m->chunk;
+			s->owner = s->cursor;
+			s->busy = 1;
+			break;
+		}
+		pthread_mutex_unlock(&c->lock);
+		if (!s->busy)
+			return 0;
+	}
+	while (s->left) {
+		ssize_t r = recv(s->fd, s->ptr, s->left, MSG_DONTWAIT);
+
+		if (r > 0) {
+			s->ptr += r;
+			s->left -= (uint64_t)r;
+			moved += (uint64_t)r;
+			if (s->left && moved >= DM_IO_BUDGET)
+				return 1;
+		} else if (r < 0 && would_block()) {
+			*ev = POLLIN;
+			return 0;
+		} else if (!(r < 0 && errno == EINTR)) {
+			set_error(c, ncclRemoteError, "data socket %d: %s", k,
+				  r ? strerror(errno) : "peer closed it in the middle of a message");
+			return -1;
+		}
+	}
+	pthread_mutex_lock(&c->lock);
+	{
+		struct dm_msg *m = &c->msgs[s->owner % DM_MAX_MSGS];
+
+		if (--m->chunks_left == 0)
+			msg_complete(m);
+	}
+	pthread_mutex_unlock(&c->lock);
+	s->busy = 0;
+	s->cursor = s->owner + 1;
+	return 1;
+}
+
+/* ---------- progress threads ---------- */
+
+static void *worker_main(void *arg)
+{
+	struct dm_worker *w = arg;
+	struct dm_comm *c = w->comm;
+	int is_send = c->magic == DM_SEND_MAGIC;
+	struct pollfd pfd[2 + DM_MAX_SOCKS];
+	char name[16];
+
+	snprintf(name, sizeof(name), "dm-%s%d", is_send ? "tx" : "rx", w->idx);
+	pthread_setname_np(pthread_self(), name);
+	while (!atomic_load(&c->stop)) {
+		int n = 1, progress = 0, k, r;
+		short ev;
+
+		pfd[0].fd = w->efd;
+		pfd[0].events = POLLIN;
+		if (!atomic_load(&c->error)) {
+			if (w->idx == 0) {
+				ev = 0;
+				r = is_send ? ctrl_send_step(c, &ev) : ctrl_recv_step(c, &ev);
+				progress |= r > 0;
+				if (ev) {
+					pfd[n].fd = c->ctrl.fd;
+					pfd[n++].events = ev;
+				}
+			}
+			for (k = w->idx; k < c->nsocks; k += c->nthreads) {
+				ev = 0;
+				r = is_send ? data_send_step(c, k, &ev) : data_recv_step(c, k, &ev);
+				progress |= r > 0;
+				if (ev) {
+					pfd[n].fd = c->socks[k].fd;
+					pfd[n++].events = ev;
+				}
+			}
+		}
+		if (progress)
+			continue;
+		if (poll(pfd, (nfds_t)n, DM_POLL_MS) > 0 && (pfd[0].revents & POLLIN)) {
+			uint64_t v;
+
+			if (read(w->efd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+				break;
+		}
+	}
+	return NULL;
+}
+
+static void comm_destroy(struct dm_comm *c)
+{
+	int i;
+
+	atomic_store(&c->stop, 1);
+	wake(c, 0);
+	for (i = 0; i < c->nthreads; i++)
+		if (c->workers[i].started)
+			pthread_join(c->workers[i].tid, NULL);
+	for (i = 0; i < c->nthreads; i++)
+		if (c->workers[i].efd >= 0)
+			close(c->workers[i].efd);
+	for (i = 0; i < c->nsocks; i++)
+		if (c->socks[i].fd >= 0)
+			close(c->socks[i].fd);
+	if (c->ctrl.fd >= 0)
+		close(c->ctrl.fd);
+	pthread_mutex_destroy(&c->lock);
+	c->magic = 0;
+	free(c);
+}
+
+struct dm_comm *dm_comm_create(int is_send, int dev, const struct dm_ctx *ctx, int ctrl_fd,
+			       const int *data_fds, int nsocks, const char *peer)
+{
+	struct dm_comm *c = calloc(1, sizeof(*c));
+	int i;
+
+	if (!c) {
+		close(ctrl_fd);
+		for (i = 0; i < nsocks; i++)
+			close(data_fds[i]);
+		return NULL;
+	}
+	c->magic = is_send ? DM_SEND_MAGIC : DM_RECV_MAGIC;
+	c->dev = dev;
+	c->comm_id = ctx ? ctx->comm_id : 0;
+	c->nsocks = nsocks;
+	c->nthreads = dm_env_int(DM_ENV_NTHREADS, DM_DEFAULT_NTHREADS, 1, DM_MAX_THREADS);
+	if (c->nthreads > nsocks)
+		c->nthreads = nsocks;
+	snprintf(c->peer, sizeof(c->peer), "%s", peer);
+	pthread_mutex_init(&c->lock, NULL);
+	c->ctrl.fd = ctrl_fd;
+	c->ctrl.seq = 1;	/* HELLO was 0 */
+	for (i = 0; i < nsocks; i++)
+		c->socks[i].fd = data_fds[i];
+	for (i = 0; i < DM_MAX_REQS; i++) {
+		c->reqs[i].magic = DM_REQ_MAGIC;
+		c->reqs[i].comm = c;
+		c->reqs[i].seq = UINT64_MAX;
+	}
+	for (i = 0; i < DM_MAX_MSGS; i++)
+		c->msgs[i].idx = UINT64_MAX;
+	for (i = 0; i < c->nthreads; i++) {
+		c->workers[i].efd = -1;
+		c->workers[i].comm = c;
+		c->workers[i].idx = i;
+	}
+	for (i = 0; i < c->nthreads; i++) {
+		c->workers[i].efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+		if (c->workers[i].efd < 0) {
+			DM_WARN("eventfd: %m");
+			goto fail;
+		}
+	}
+	for (i = 0; i < c->nthreads; i++) {
+		if (pthread_create(&c->workers[i].tid, NULL, worker_main, &c->workers[i])) {
+			DM_WARN("cannot start progress thread %d", i);
+			goto fail;
+		}
+		c->workers[i].started = 1;
+	}
+	DM_INFO(NCCL_INIT | NCCL_NET,
+		"%s comm %p dev %d peer %s (comm 0x%llx): %d data sockets, %d threads, copy mode",
+		kind(c), (void *)c, dev, c->peer, (unsigned long long)c->comm_id, nsocks,
+		c->nthreads);
+	return c;
+fail:
+	comm_destroy(c);
+	return NULL;
+}
+
+struct dm_comm *dm_comm_check(void *p, int want)
+{
+	struct dm_comm *c = p;
+
+	if (!c)
+		return NULL;
+	if (c->magic == DM_SEND_MAGIC && want != 0)
+		return c;
+	if (c->magic == DM_RECV_MAGIC && want != 1)
+		return c;
+	return NULL;
+}
+
+/* ---------- API ---------- */
+
+ncclResult_t dm_isend(void *send_comm, void *data, uint64_t size, int tag, void *mh,
+		      void **request)
+{
+	struct dm_comm *c = dm_comm_check(send_comm, 1);
+	struct dm_req *q;
+	int err;
+
+	if (!request)
+		return ncclInvalidArgument;
+	*request = NULL;
+	if (!c) {
+		DM_WARN("isend: %p is not a send comm of this plugin", send_comm);
+		return ncclInvalidArgument;
+	}
+	err = atomic_load(&c->error);
+	if (err)
+		return (ncclResult_t)err;
+	if (size > DM_MAX_MSG_SIZE) {
+		DM_WARN("isend: %llu bytes is over the 1 GiB maximum", (unsigned long long)size);
+		return ncclInvalidArgument;
+	}
+	if (dm_mr_covers(c, mh, data, size)) {
+		DM_WARN("isend: %p + %llu is not in memory registered on this comm (mhandle %p)",
+			data, (unsigned long long)size, mh);
+		return ncclInvalidArgument;
+	}
+	pthread_mutex_lock(&c->lock);
+	q = &c->reqs[c->posted % DM_MAX_REQS];
+	if (q->state != DM_REQ_FREE) {
+		pthread_mutex_unlock(&c->lock);
+		return ncclSuccess;	/* all slots in flight: NCCL retries */
+	}
+	q->seq = c->posted;
+	q->n = 1;
+	q->data = data;
+	q->size = size;
+	q->tag = (uint32_t)tag;
+	dm_plan(size, (unsigned)c->nsocks, &q->chunk, &q->nchunks);
+	q->first_sock = (unsigned)(c->chunk_cursor % (uint64_t)c->nsocks);
+	q->chunks_left = q->nchunks;
+	c->chunk_cursor += q->nchunks;
+	q->ctrl_done = 0;
+	q->state = DM_REQ_ACTIVE;
+	c->posted++;
+	pthread_mutex_unlock(&c->lock);
+	wake(c, 0);
+	*request = q;
+	return ncclSuccess;
+}
+
+ncclResult_t dm_irecv(void *recv_comm, int n, void **data, const uint64_t *sizes,
+		      const int *tags, void **mhs, void **request)
+{
+	struct dm_comm *c = dm_comm_check(recv_comm, 0);
+	struct dm_req *q;
+	int i, err;
+
+	if (!request)
+		return ncclInvalidArgument;
+	*request = NULL;
+	if (!c) {
+		DM_WARN("irecv: %p is not a recv comm of this plugin", recv_comm);
+		return ncclInvalidArgument;
+	}
+	err = atomic_load(&c->error);
+	if (err)
+		return (ncclResult_t)err;
+	if (n < 1 || n > DM_MAX_RECVS || !data || !sizes || !tags || !mhs) {
+		DM_WARN("irecv: %d buffers (1 to %d supported)", n, DM_MAX_RECVS);
+		return ncclInvalidArgument;
+	}
+	for (i = 0; i < n; i++) {
+		if (sizes[i] > DM_MAX_MSG_SIZE ||
+		    dm_mr_covers(c, mhs[i], data[i], sizes[i])) {
+			DM_WARN("irecv: buffer %d (%p + %llu) is not in memory registered on this "
+				"comm (mhandle %p)", i, data[i], (unsigned long long)sizes[i],
+				mhs[i]);
+			return ncclInvalidArgument;
+		}
+	}
+	pthread_mutex_lock(&c->lock);
+	q = &c->reqs[c->posted % DM_MAX_REQS];
+	if (q->state != DM_REQ_FREE) {
+		pthread_mutex_unlock(&c->lock);
+		return ncclSuccess;
+	}
+	if (c->peer_closed) {
+		pthread_mutex_unlock(&c->lock);
+		set_error(c, ncclRemoteError, "irecv after the peer closed the connection");
+		return ncclRemoteError;
+	}
+	q->seq = c->posted;
+	q->n = n;
+	for (i = 0; i < n; i++) {
+		q->dst[i] = data[i];
+		q->cap[i] = sizes[i];
+		q->tags[i] = (uint32_t)tags[i];
+		q->got[i] = 0;
+	}
+	q->matched_mask = 0;
+	q->nmatched = 0;
+	q->msgs_left = n;
+	q->state = DM_REQ_ACTIVE;
+	c->posted++;
+	pthread_mutex_unlock(&c->lock);
+	wake(c, 0);
+	*request = q;
+	return ncclSuccess;
+}
+
+ncclResult_t dm_test(void *request, int *done, int *sizes)
+{
+	struct dm_req *q = request;
+	struct dm_comm *c;
+	int i, err;
+
+	if (!q || !done || q->magic != DM_REQ_MAGIC) {
+		DM_WARN("test: %p is not a request of this plugin", request);
+		return ncclInvalidArgument;
+	}
+	*done = 0;
+	c = q->comm;
+	pthread_mutex_lock(&c->lock);
+	if (q->state == DM_REQ_DONE) {
+		if (sizes) {
+			if (c->magic == DM_SEND_MAGIC)
+				sizes[0] = (int)q->size;
+			else
+				for (i = 0; i < q->n; i++)
+					sizes[i] = (int)q->got[i];
+		}
+		q->state = DM_REQ_FREE;
+		pthread_mutex_unlock(&c->lock);
+		*done = 1;
+		return ncclSuccess;
+	}
+	if (q->state != DM_REQ_ACTIVE) {
+		pthread_mutex_unlock(&c->lock);
+		DM_WARN("test: request %p is not in flight", request);
+		return ncclInvalidArgument;
+	}
+	pthread_mutex_unlock(&c->lock);
+	err = atomic_load(&c->error);
+	return (ncclResult_t)err;
+}
+
+ncclResult_t dm_close_comm(void *comm, int want)
+{
+	struct dm_comm *c = dm_comm_check(comm, want);
+	int i, clean;
+
+	if (!c) {
+		DM_WARN("close%s: %p is not a %s comm of this plugin", want ? "Send" : "Recv", comm,
+			want ? "send" : "recv");
+		return ncclInvalidArgument;
+	}
+	atomic_store(&c->stop, 1);
+	wake(c, 0);
+	for (i = 0; i < c->nthreads; i++) {
+		if (c->workers[i].started)
+			pthread_join(c->workers[i].tid, NULL);
+		c->workers[i].started = 0;
+	}
+	clean = !atomic_load(&c->error);
+	for (i = 0; i < DM_MAX_REQS; i++)
+		if (c->reqs[i].state == DM_REQ_ACTIVE)
+			clean = 0;
+	if (c->magic == DM_SEND_MAGIC && clean && !c->ctrl.len) {
+		uint8_t m[DM_HDR_LEN];
+
+		/* Best effort: tells the receiver this was a clean close. */
+		dm_hdr_encode(m, DM_MSG_CLOSE, 0, c->ctrl.seq);
+		if (send(c->ctrl.fd, m, sizeof(m), MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
+			DM_INFO(NCCL_NET, "send comm %p: CLOSE not sent: %m", (void *)c);
+	}
+	DM_INFO(NCCL_NET, "%s comm %p closed%s", kind(c), comm,
+		clean ? "" : " with requests in flight or after an error");
+	for (i = 0; i < DM_MAX_REQS; i++)
+		c->reqs[i].magic = 0;
+	comm_destroy(c);
+	return ncclSuccess;
+}

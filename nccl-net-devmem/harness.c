@@ -1,0 +1,2670 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * nccl_harness: drives libnccl-net-devmem.so through the ncclNet API the
+ * way NCCL does, with no NCCL and no GPU.
+ *
+ * It dlopen()s the plugin, dlsym()s ncclNetPlugin_v8 and ncclNetPlugin_v11
+ * and follows NCCL's rules: init, devices, getProperties, listen, connect
+ * and accept retried until they return a comm (they never block), regMr,
+ * isend/irecv retried while *request is NULL with up to 8 requests in
+ * flight, test() polling, multi-recv up to maxRecvs, closes with requests
+ * in flight.  Sender and receiver are two processes (fork) over 127.0.0.1
+ * ("lo", named in NCCL_DEVMEM_IFNAME); every byte received is checked, and
+ * so are the bytes around each receive buffer.
+ *
+ * Every case runs in its own process group with a time limit and prints a
+ * TAP line; the run ends with "N passed, N failed" and exits non-zero on
+ * any failure.
+ *
+ * usage: nccl_harness [-v] [path/to/libnccl-net-devmem.so] [case-name...]
+ * HARNESS_TIME_SCALE=N multiplies the time limits (valgrind);
+ * HARNESS_SKIP=name,... leaves out the cases whose names contain one.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "nccl_net_api.h"
+#include "proto.h"
+
+#define MIB (1ul << 20)
+#define GUARD 64
+#define GUARD_BYTE 0xa5
+#define POISON 0xee
+#define MAX_DEPTH 8
+#define MAX_N 8
+
+static char plugin_path[4096];
+static double time_scale = 1.0;
+static int verbose;
+static atomic_int warns;
+
+/* ---------------------------------------------------------------- utils */
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static int scaled(int ms)
+{
+	return (int)(ms * time_scale);
+}
+
+/* One write() per line, so lines of concurrent processes do not mix. */
+static void diag(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void diag(const char *fmt, ...)
+{
+	char buf[1024];
+	va_list ap;
+	int n;
+
+	n = snprintf(buf, sizeof(buf), "# [%d] ", (int)getpid());
+	va_start(ap, fmt);
+	n += vsnprintf(buf + n, sizeof(buf) - (size_t)n - 1, fmt, ap);
+	va_end(ap);
+	if (n > (int)sizeof(buf) - 2)
+		n = (int)sizeof(buf) - 2;
+	buf[n++] = '\n';
+	if (write(1, buf, (size_t)n) < 0)
+		return;
+}
+
+#define FAIL(...) do { diag(__VA_ARGS__); return -1; } while (0)
+
+static void hlog(ncclDebugLogLevel level, unsigned long flags, const char *file, int line,
+		 const char *fmt, ...)
+{
+	char buf[768];
+	va_list ap;
+
+	(void)flags;
+	if (level == NCCL_LOG_WARN)
+		atomic_fetch_add(&warns, 1);
+	if (!verbose)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	diag("%s %s:%d %s", level == NCCL_LOG_WARN ? "WARN" : "INFO", file, line, buf);
+}
+
+static uint64_t mix(uint64_t x)
+{
+	x += 0x9e3779b97f4a7c15ull;
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+	return x ^ (x >> 31);
+}
+
+struct rng {
+	uint64_t s;
+};
+
+static uint64_t rnd(struct rng *r)
+{
+	r->s += 0x9e3779b97f4a7c15ull;
+	return mix(r->s);
+}
+
+static uint64_t rnd_below(struct rng *r, uint64_t n)
+{
+	return n ? rnd(r) % n : 0;
+}
+
+static void pat_fill(uint8_t *b, size_t n, uint64_t seed)
+{
+	size_t i;
+	uint64_t v;
+
+	for (i = 0; i + 8 <= n; i += 8) {
+		v = mix(seed ^ (i * 0x100000001b3ull));
+		memcpy(b + i, &v, 8);
+	}
+	if (i < n) {
+		v = mix(seed ^ (i * 0x100000001b3ull));
+		memcpy(b + i, &v, n - i);
+	}
+}
+
+/* -1 when b holds the pattern, else the first wrong offset. */
+static long pat_check(const uint8_t *b, size_t n, uint64_t seed)
+{
+	size_t i, j;
+	uint64_t v;
+
+	for (i = 0; i < n; i += 8) {
+		size_t k = n - i < 8 ? n - i : 8;
+
+		v = mix(seed ^ (i * 0x100000001b3ull));
+		if (memcmp(b + i, &v, k)) {
+			for (j = 0; j < k; j++)
+				if (b[i + j] != ((uint8_t *)&v)[j])
+					return (long)(i + j);
+		}
+	}
+	return -1;
+}
+
+static long bytes_check(const uint8_t *b, size_t n, uint8_t val)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (b[i] != val)
+			return (long)i;
+	return -1;
+}
+
+static void *xmalloc(size_t n)
+{
+	void *p = malloc(n ? n : 1);
+
+	if (!p) {
+		diag("out of memory (%zu bytes)", n);
+		_exit(3);
+	}
+	return p;
+}
+
+static int write_full(int fd, const void *buf, size_t n)
+{
+	const uint8_t *p = buf;
+
+	while (n) {
+		ssize_t r = write(fd, p, n);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return -1;
+		p += r;
+		n -= (size_t)r;
+	}
+	return 0;
+}
+
+static int read_full(int fd, void *buf, size_t n, int ms)
+{
+	uint8_t *p = buf;
+	uint64_t end = now_ms() + (uint64_t)ms;
+
+	while (n) {
+		struct pollfd pf = { .fd = fd, .events = POLLIN };
+		uint64_t t = now_ms();
+		ssize_t r;
+
+		if (t >= end || poll(&pf, 1, (int)(end - t)) <= 0)
+			return -1;
+		r = read(fd, p, n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return -1;
+		p += r;
+		n -= (size_t)r;
+	}
+	return 0;
+}
+
+static void msleep(int ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000 };
+
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
+}
+
+/* ------------------------------------------------------------ the plugin */
+
+struct net {
+	int ver;
+	void *dl;
+	ncclNet_v8_t *v8;
+	ncclNet_v11_t *v11;
+	void *ctx;
+};
+
+static int net_open(struct net *n, int ver)
+{
+	memset(n, 0, sizeof(*n));
+	n->ver = ver;
+	n->dl = dlopen(plugin_path, RTLD_NOW | RTLD_LOCAL);
+	if (!n->dl)
+		FAIL("dlopen %s: %s", plugin_path, dlerror());
+	n->v8 = dlsym(n->dl, "ncclNetPlugin_v8");
+	n->v11 = dlsym(n->dl, "ncclNetPlugin_v11");
+	if (!n->v8 || !n->v11)
+		FAIL("dlsym ncclNetPlugin_v8 %p / v11 %p", (void *)n->v8, (void *)n->v11);
+	return 0;
+}
+
+static ncclResult_t net_init(struct net *n, uint64_t comm_id)
+{
+	ncclNetCommConfig_v11_t cfg = { .trafficClass = -1 };
+
+	if (n->ver == 8)
+		return n->v8->init(hlog);
+	return n->v11->init(&n->ctx, comm_id, &cfg, hlog, NULL);
+}
+
+/* net_open + net_init + a device named "lo". */
+static int net_up(struct net *n, int ver, int *dev)
+{
+	int ndev = 0, i;
+
+	if (net_open(n, ver))
+		return -1;
+	if (net_init(n, 0x1234 + (uint64_t)getpid()) != ncclSuccess)
+		FAIL("v%d init failed", ver);
+	if (n->v8->devices(&ndev) != ncclSuccess || ndev < 1)
+		FAIL("devices: %d", ndev);
+	for (i = 0; i < ndev; i++) {
+		ncclNetProperties_v8_t p;
+
+		if (n->v8->getProperties(i, &p) == ncclSuccess && !strcmp(p.name, "lo")) {
+			*dev = i;
+			return 0;
+		}
+	}
+	FAIL("no device \"lo\" among %d", ndev);
+}
+
+static void net_down(struct net *n)
+{
+	if (n->ver == 11 && n->ctx)
+		n->v11->finalize(n->ctx);
+	n->ctx = NULL;
+}
+
+static ncclResult_t n_listen(struct net *n, int dev, void *h, void **lc)
+{
+	return n->ver == 8 ? n->v8->listen(dev, h, lc) : n->v11->listen(n->ctx, dev, h, lc);
+}
+
+static ncclResult_t n_connect(struct net *n, int dev, void *h, void **sc)
+{
+	ncclNetDeviceHandle_v8_t *dc = NULL;
+
+	return n->ver == 8 ? n->v8->connect(dev, h, sc, &dc) :
+			     n->v11->connect(n->ctx, dev, h, sc, &dc);
+}
+
+static ncclResult_t n_accept(struct net *n, void *lc, void **rc)
+{
+	ncclNetDeviceHandle_v8_t *dc = NULL;
+
+	return n->ver == 8 ? n->v8->accept(lc, rc, &dc) : n->v11->accept(lc, rc, &dc);
+}
+
+static ncclResult_t n_regmr(struct net *n, void *c, void *d, size_t sz, int type, void **mh)
+{
+	return n->ver == 8 ? n->v8->regMr(c, d, sz, type, mh) : n->v11->regMr(c, d, sz, type, mh);
+}
+
+static ncclResult_t n_deregmr(struct net *n, void *c, void *mh)
+{
+	return n->ver == 8 ? n->v8->deregMr(c, mh) : n->v11->deregMr(c, mh);
+}
+
+static ncclResult_t n_isend(struct net *n, void *sc, void *d, size_t sz, int tag, void *mh,
+			    void **req)
+{
+	if (n->ver == 8)
+		return n->v8->isend(sc, d, (int)sz, tag, mh, req);
+	return n->v11->isend(sc, d, sz, tag, mh, NULL, req);
+}
+
+static ncclResult_t n_irecv(struct net *n, void *rc, int cnt, void **d, const size_t *sz,
+			    int *tags, void **mhs, void **req)
+{
+	int isz[MAX_N + 1];
+	size_t ssz[MAX_N + 1];
+	void *ph[MAX_N + 1] = { NULL };
+	int i;
+
+	for (i = 0; i < cnt && i <= MAX_N; i++) {
+		isz[i] = (int)sz[i];
+		ssz[i] = sz[i];
+	}
+	if (n->ver == 8)
+		return n->v8->irecv(rc, cnt, d, isz, tags, mhs, req);
+	return n->v11->irecv(rc, cnt, d, ssz, tags, mhs, ph, req);
+}
+
+static ncclResult_t n_test(struct net *n, void *req, int *done, int *sizes)
+{
+	return n->ver == 8 ? n->v8->test(req, done, sizes) : n->v11->test(req, done, sizes);
+}
+
+static ncclResult_t n_close_send(struct net *n, void *c)
+{
+	return n->ver == 8 ? n->v8->closeSend(c) : n->v11->closeSend(c);
+}
+
+static ncclResult_t n_close_recv(struct net *n, void *c)
+{
+	return n->ver == 8 ? n->v8->closeRecv(c) : n->v11->closeRecv(c);
+}
+
+static ncclResult_t n_close_listen(struct net *n, void *c)
+{
+	return n->ver == 8 ? n->v8->closeListen(c) : n->v11->closeListen(c);
+}
+
+/* connect() until it returns a comm: 0, an ncclResult_t, or -1 on timeout. */
+static int connect_loop(struct net *n, int dev, void *h, void **sc, int ms)
+{
+	uint64_t end = now_ms() + (uint64_t)scaled(ms);
+	ncclResult_t r;
+
+	*sc = NULL;
+	do {
+		r = n_connect(n, dev, h, sc);
+		if (r != ncclSuccess)
+			return (int)r;
+		if (*sc)
+			return 0;
+		usleep(200);
+	} while (now_ms() < end);
+	return -1;
+}
+
+static int accept_loop(struct net *n, void *lc, void **rc, int ms)
+{
+	uint64_t end = now_ms() + (uint64_t)scaled(ms);
+	ncclResult_t r;
+
+	*rc = NULL;
+	do {
+		r = n_accept(n, lc, rc);
+		if (r != ncclSuccess)
+			return (int)r;
+		if (*rc)
+			return 0;
+		usleep(200);
+	} while (now_ms() < end);
+	return -1;
+}
+
+/* ------------------------------------------------------------- processes */
+
+struct peer {
+	pid_t pid;
+	int rfd, wfd;		/* read from / write to the peer */
+	void *arg;
+};
+
+typedef int (*peer_fn)(struct peer *self);
+
+/* Forks fn as the peer; in the child, rfd/wfd talk to the parent. */
+static int peer_spawn(struct peer *p, peer_fn fn, void *arg)
+{
+	int a[2], b[2];
+
+	if (pipe(a) || pipe(b))
+		FAIL("pipe: %m");
+	fflush(stdout);
+	p->pid = fork();
+	if (p->pid < 0)
+		FAIL("fork: %m");
+	if (p->pid == 0) {
+		struct peer self = { .pid = getppid(), .rfd = a[0], .wfd = b[1], .arg = arg };
+
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		close(a[1]);
+		close(b[0]);
+		_exit(fn(&self) ? 1 : 0);
+	}
+	close(a[0]);
+	close(b[1]);
+	p->rfd = b[0];
+	p->wfd = a[1];
+	p->arg = arg;
+	return 0;
+}
+
+/* 0 when the peer exited with 0 within ms; kills it otherwise. */
+static int peer_wait(struct peer *p, int ms)
+{
+	uint64_t end = now_ms() + (uint64_t)scaled(ms);
+	int st;
+
+	for (;;) {
+		pid_t r = waitpid(p->pid, &st, WNOHANG);
+
+		if (r == p->pid)
+			break;
+		if (r < 0)
+			FAIL("waitpid: %m");
+		if (now_ms() > end) {
+			kill(p->pid, SIGKILL);
+			waitpid(p->pid, &st, 0);
+			close(p->rfd);
+			close(p->wfd);
+			FAIL("peer %d did not finish within %d ms", (int)p->pid, scaled(ms));
+		}
+		msleep(2);
+	}
+	close(p->rfd);
+	close(p->wfd);
+	if (WIFSIGNALED(st))
+		FAIL("peer %d killed by signal %d", (int)p->pid, WTERMSIG(st));
+	if (WEXITSTATUS(st))
+		FAIL("peer %d failed (exit %d)", (int)p->pid, WEXITSTATUS(st));
+	return 0;
+}
+
+/* ----------------------------------------------------------------- plans */
+
+/* One receive of n buffers and the n sends that fill it. */
+struct group {
+	int n;
+	size_t size[MAX_N];	/* message for buffer i */
+	size_t cap[MAX_N];	/* posted size of buffer i */
+	int tag[MAX_N];
+	uint64_t seed[MAX_N];
+	int order[MAX_N];	/* the sender sends buffer order[0]'s message first */
+};
+
+struct plan {
+	int ngroups;
+	struct group *g;
+	int depth;
+	int random_test;	/* test() in-flight requests in random order */
+	size_t maxsize, maxcap;
+	int maxn;		/* most buffers in one receive */
+	int total;		/* messages */
+};
+
+static void plan_finish(struct plan *p)
+{
+	int i, j;
+
+	p->maxsize = p->maxcap = 0;
+	p->total = 0;
+	p->maxn = 1;
+	for (i = 0; i < p->ngroups; i++) {
+		if (p->g[i].n > p->maxn)
+			p->maxn = p->g[i].n;
+		for (j = 0; j < p->g[i].n; j++) {
+			if (p->g[i].size[j] > p->maxsize)
+				p->maxsize = p->g[i].size[j];
+			if (p->g[i].cap[j] > p->maxcap)
+				p->maxcap = p->g[i].cap[j];
+		}
+		p->total += p->g[i].n;
+	}
+}
+
+static void plan_sizes(struct plan *p, const size_t *sizes, int count, int depth, uint64_t seed)
+{
+	int i;
+
+	memset(p, 0, sizeof(*p));
+	p->ngroups = count;
+	p->g = calloc((size_t)count, sizeof(*p->g));
+	p->depth = depth;
+	for (i = 0; i < count; i++) {
+		p->g[i].n = 1;
+		p->g[i].size[0] = sizes[i];
+		p->g[i].cap[0] = sizes[i];
+		p->g[i].tag[0] = i;
+		p->g[i].seed[0] = mix(seed + (uint64_t)i);
+	}
+	plan_finish(p);
+}
+
+/* count receives of 1..maxn buffers (every `full`th one of maxn when full > 0),
+ * sizes in [0, maxsize], caps >= sizes. */
+static void plan_random_full(struct plan *p, int count, size_t maxsize, int maxn, int full,
+			     int depth, uint64_t seed)
+{
+	struct rng r = { seed };
+	int i, j;
+
+	memset(p, 0, sizeof(*p));
+	p->ngroups = count;
+	p->g = calloc((size_t)count, sizeof(*p->g));
+	p->depth = depth;
+	p->random_test = 1;
+	for (i = 0; i < count; i++) {
+		struct group *g = &p->g[i];
+		int base = (int)rnd_below(&r, 1000);
+
+		g->n = 1 + (int)rnd_below(&r, (uint64_t)maxn);
+		if (full > 0 && i % full == 0)
+			g->n = maxn;
+		for (j = 0; j < g->n; j++) {
+			uint64_t k = rnd_below(&r, 8);
+
+			/* Mostly small and inline sizes, some up to maxsize. */
+			if (k < 2)
+				g->size[j] = rnd_below(&r, DM_INLINE_MAX + 2);
+			else if (k < 5)
+				g->size[j] = rnd_below(&r, 70000);
+			else
+				g->size[j] = rnd_below(&r, maxsize + 1);
+			g->cap[j] = g->size[j] + (rnd_below(&r, 2) ? rnd_below(&r, 5000) : 0);
+			g->tag[j] = base + 3 * j;	/* distinct within the receive */
+			g->seed[j] = rnd(&r);
+			g->order[j] = j;
+		}
+		for (j = g->n - 1; j > 0; j--) {
+			int k = (int)rnd_below(&r, (uint64_t)j + 1), t = g->order[j];
+
+			g->order[j] = g->order[k];
+			g->order[k] = t;
+		}
+	}
+	plan_finish(p);
+}
+
+static void plan_random(struct plan *p, int count, size_t maxsize, int maxn, int depth,
+			uint64_t seed)
+{
+	plan_random_full(p, count, maxsize, maxn, 0, depth, seed);
+}
+
+static void plan_free(struct plan *p)
+{
+	free(p->g);
+	p->g = NULL;
+}
+
+/* --------------------------------------------------------------- drivers */
+
+/*
+ * Each returns 0 when every message went through and checked, else an
+ * ncclResult_t from the plugin or -1 (timeout, wrong data), with the reason
+ * in diag output unless quiet.
+ */
+static int run_send(struct net *n, void *sc, const struct plan *p, int ms, int quiet)
+{
+	size_t slot = p->maxsize ? p->maxsize : 1;
+	uint8_t *slab = xmalloc(slot * (size_t)p->depth);
+	struct {
+		void *req;
+		size_t size;
+	} s[MAX_DEPTH];
+	uint64_t end = now_ms() + (uint64_t)scaled(ms);
+	int gi = 0, k = 0, posted = 0, done = 0, filled = -1, filled_slot = 0, i, rc = 0;
+	struct rng r = { 77 };
+	void *mh = NULL;
+
+	memset(s, 0, sizeof(s));
+	rc = (int)n_regmr(n, sc, slab, slot * (size_t)p->depth, NCCL_PTR_HOST, &mh);
+	if (rc) {
+		if (!quiet)
+			diag("send: regMr: %d", rc);
+		goto out;
+	}
+	while (done < p->total) {
+		if (now_ms() > end) {
+			if (!quiet)
+				diag("send: timeout, %d of %d done", done, p->total);
+			rc = -1;
+			goto out;
+		}
+		while (posted < p->total) {
+			const struct group *g = &p->g[gi];
+			int b = g->order[k], free_slot = -1;
+			void *req = NULL;
+
+			if (filled == posted) {
+				free_slot = filled_slot;	/* filled already, isend said "later" */
+			} else {
+				for (i = 0; i < p->depth; i++)
+					if (!s[i].req) {
+						free_slot = i;
+						break;
+					}
+				if (free_slot < 0)
+					break;
+				pat_fill(slab + (size_t)free_slot * slot, g->size[b], g->seed[b]);
+				filled = posted;
+				filled_slot = free_slot;
+			}
+			rc = (int)n_isend(n, sc, slab + (size_t)free_slot * slot, g->size[b], g->tag[b],
+					  mh, &req);
+			if (rc) {
+				if (!quiet)
+					diag("send: isend #%d: %d", posted, rc);
+				goto out;
+			}
+			if (!req)
+				break;	/* would block: retry later, as NCCL does */
+			s[free_slot].req = req;
+			s[free_slot].size = g->size[b];
+			posted++;
+			if (++k == g->n) {
+				k = 0;
+				gi++;
+			}
+		}
+		for (i = 0; i < p->depth; i++) {
+			int j = p->random_test ? (int)rnd_below(&r, (uint64_t)p->depth) : i;
+			int d = 0, size = -1;
+
+			if (!s[j].req)
+				continue;
+			rc = (int)n_test(n, s[j].req, &d, &size);
+			if (rc) {
+				if (!quiet)
+					diag("send: test: %d", rc);
+				goto out;
+			}
+			if (!d)
+				continue;
+			if ((size_t)size != s[j].size) {
+				if (!quiet)
+					diag("send: test reports %d bytes, sent %zu", size, s[j].size);
+				rc = -1;
+				goto out;
+			}
+			s[j].req = NULL;
+			done++;
+		}
+	}
+out:
+	if (mh)
+		n_deregmr(n, sc, mh);
+	free(slab);
+	return rc;
+}
+
+static int check_buf(const struct group *g, int b, const uint8_t *buf, int got, int gi)
+{
+	long bad;
+
+	if ((size_t)got != g->size[b])
+		FAIL("recv #%d buffer %d: test reports %d bytes, sent %zu", gi, b, got, g->size[b]);
+	bad = pat_check(buf, g->size[b], g->seed[b]);
+	if (bad >= 0)
+		FAIL("recv #%d buffer %d: wrong byte at %ld of %zu", gi, b, bad, g->size[b]);
+	bad = bytes_check(buf + g->size[b], g->cap[b] - g->size[b], POISON);
+	if (bad >= 0)
+		FAIL("recv #%d buffer %d: byte %zu written past the message (%zu bytes, cap %zu)",
+		     gi, b, g->size[b] + (size_t)bad, g->size[b], g->cap[b]);
+	bad = bytes_check(buf + g->cap[b], GUARD, GUARD_BYTE);
+	if (bad >= 0)
+		FAIL("recv #%d buffer %d: guard byte %ld after the buffer overwritten", gi, b, bad);
+	return 0;
+}
+
+static int run_recv(struct net *n, void *rc_, const struct plan *p, int ms, int quiet)
+{
+	size_t slot = p->maxcap + GUARD;
+	size_t total = slot * (size_t)p->maxn * (size_t)p->depth;
+	uint8_t *slab = xmalloc(total);
+	struct {
+		void *req;
+		int g;
+	} s[MAX_DEPTH];
+	uint64_t end = now_ms() + (uint64_t)scaled(ms);
+	int posted = 0, done = 0, i, b, rc = 0;
+	struct rng r = { 99 };
+	void *mh = NULL;
+
+	memset(s, 0, sizeof(s));
+	rc = (int)n_regmr(n, rc_, slab, total, NCCL_PTR_HOST, &mh);
+	if (rc) {
+		if (!quiet)
+			diag("recv: regMr: %d", rc);
+		goto out;
+	}
+	while (done < p->ngroups) {
+		if (now_ms() > end) {
+			if (!quiet)
+				diag("recv: timeout, %d of %d receives done", done, p->ngroups);
+			rc = -1;
+			goto out;
+		}
+		while (posted < p->ngroups) {
+			const struct group *g = &p->g[posted];
+			void *data[MAX_N], *mhs[MAX_N], *req = NULL;
+			int tags[MAX_N], free_slot = -1;
+
+			for (i = 0; i < p->depth; i++)
+				if (!s[i].req) {
+					free_slot = i;
+					break;
+				}
+			if (free_slot < 0)
+				break;
+			for (b = 0; b < g->n; b++) {
+				uint8_t *buf = slab + ((size_t)free_slot * (size_t)p->maxn + (size_t)b) * slot;
+
+				memset(buf, POISON, g->cap[b]);
+				memset(buf + g->cap[b], GUARD_BYTE, GUARD);
+				data[b] = buf;
+				mhs[b] = mh;
+				tags[b] = g->tag[b];
+			}
+			rc = (int)n_irecv(n, rc_, g->n, data, g->cap, tags, mhs, &req);
+			if (rc) {
+				if (!quiet)
+					diag("recv: irecv #%d: %d", posted, rc);
+				goto out;
+			}
+			if (!req)
+				break;
+			s[free_slot].req = req;
+			s[free_slot].g = posted++;
+		}
+		for (i = 0; i < p->depth; i++) {
+			int j = p->random_test ? (int)rnd_below(&r, (uint64_t)p->depth) : i;
+			int d = 0, sizes[MAX_N];
+			const struct group *g;
+
+			if (!s[j].req)
+				continue;
+			g = &p->g[s[j].g];
+			for (b = 0; b < MAX_N; b++)
+				sizes[b] = -1;
+			rc = (int)n_test(n, s[j].req, &d, sizes);
+			if (rc) {
+				if (!quiet)
+					diag("recv: test: %d", rc);
+				goto out;
+			}
+			if (!d)
+				continue;
+			for (b = 0; b < g->n; b++) {
+				uint8_t *buf = slab + ((size_t)j * (size_t)p->maxn + (size_t)b) * slot;
+
+				if (check_buf(g, b, buf, sizes[b], s[j].g)) {
+					rc = -1;
+					goto out;
+				}
+			}
+			s[j].req = NULL;
+			done++;
+		}
+	}
+out:
+	if (mh)
+		n_deregmr(n, rc_, mh);
+	free(slab);
+	return rc;
+}
+
+/* A 8-byte message, for identifying connections. */
+static int send_word(struct net *n, void *sc, uint64_t v)
+{
+	uint64_t buf = v;
+	void *mh = NULL, *req = NULL;
+	uint64_t end = now_ms() + (uint64_t)scaled(5000);
+	int d = 0, rc;
+
+	if (n_regmr(n, sc, &buf, sizeof(buf), NCCL_PTR_HOST, &mh))
+		FAIL("regMr failed");
+	while (!req && now_ms() < end)
+		if ((rc = n_isend(n, sc, &buf, sizeof(buf), 0, mh, &req)))
+			FAIL("isend: %d", rc);
+	while (req && !d && now_ms() < end)
+		if ((rc = n_test(n, req, &d, NULL)))
+			FAIL("test: %d", rc);
+	n_deregmr(n, sc, mh);
+	return d ? 0 : -1;
+}
+
+static int recv_word(struct net *n, void *rc_, uint64_t *v)
+{
+	uint64_t buf = 0;
+	size_t sz = sizeof(buf);
+	void *mh = NULL, *req = NULL, *data = &buf;
+	uint64_t end = now_ms() + (uint64_t)scaled(5000);
+	int d = 0, tag = 0, rc, got = 0;
+
+	if (n_regmr(n, rc_, &buf, sizeof(buf), NCCL_PTR_HOST, &mh))
+		FAIL("regMr failed");
+	while (!req && now_ms() < end)
+		if ((rc = n_irecv(n, rc_, 1, &data, &sz, &tag, &mh, &req)))
+			FAIL("irecv: %d", rc);
+	while (req && !d && now_ms() < end)
+		if ((rc = n_test(n, req, &d, &got)))
+			FAIL("test: %d", rc);
+	n_deregmr(n, rc_, mh);
+	if (!d || got != (int)sizeof(buf))
+		FAIL("recv_word: done %d, %d bytes", d, got);
+	*v = buf;
+	return 0;
+}
+
+/* ------------------------------------------------- a sender/receiver pair */
+
+struct pair_cfg {
+	int send_ver, recv_ver;
+	const char *send_env[4], *recv_env[4];	/* "NAME=value" */
+	struct plan *plan;
+	int ms;
+};
+
+static void apply_env(const char *const *env)
+{
+	int i;
+
+	for (i = 0; i < 4 && env[i]; i++)
+		putenv((char *)env[i]);
+}
+
+static int pair_sender(struct peer *self)
+{
+	struct pair_cfg *cfg = self->arg;
+	uint8_t handle[NCCL_NET_HANDLE_MAXSIZE];
+	struct net n;
+	void *sc;
+	int dev, rc;
+
+	apply_env(cfg->send_env);
+	if (net_up(&n, cfg->send_ver, &dev))
+		return -1;
+	if (read_full(self->rfd, handle, sizeof(handle), scaled(5000)))
+		FAIL("sender: no handle");
+	rc = connect_loop(&n, dev, handle, &sc, 5000);
+	if (rc)
+		FAIL("sender: connect: %d", rc);
+	rc = run_send(&n, sc, cfg->plan, cfg->ms, 0);
+	if (n_close_send(&n, sc))
+		FAIL("sender: closeSend failed");
+	net_down(&n);
+	return rc ? -1 : 0;
+}
+
+/* Runs cfg->plan from a forked sender to this process. */
+static int run_pair(struct pair_cfg *cfg)
+{
+	uint8_t handle[NCCL_NET_HANDLE_MAXSIZE];
+	struct peer peer;
+	struct net n;
+	void *lc, *rc_;
+	int dev, rc, prc;
+
+	if (peer_spawn(&peer, pair_sender, cfg))
+		return -1;
+	apply_env(cfg->recv_env);
+	if (net_up(&n, cfg->recv_ver, &dev))
+		return -1;
+	memset(handle, 0, sizeof(handle));
+	if (n_listen(&n, dev, handle, &lc))
+		FAIL("listen failed");
+	write_full(peer.wfd, handle, sizeof(handle));
+	rc = accept_loop(&n, lc, &rc_, 5000);
+	if (rc)
+		FAIL("accept: %d", rc);
+	rc = run_recv(&n, rc_, cfg->plan, cfg->ms, 0);
+	prc = peer_wait(&peer, cfg->ms + 5000);
+	if (n_close_recv(&n, rc_) || n_close_listen(&n, lc))
+		FAIL("close failed");
+	net_down(&n);
+	return rc || prc ? -1 : 0;
+}
+
+/* ------------------------------------------------------------------ cases */
+
+struct dev_expect {
+	const char *ifname;	/* NULL: unset */
+	int want_lo;		/* 1: exactly "lo", 0: no "lo", -1: init must fail */
+};
+
+static int devices_child(struct peer *self)
+{
+	const struct dev_expect *e = self->arg;
+	struct net n;
+	int ndev = -1, i;
+	ncclResult_t r;
+
+	if (e->ifname)
+		setenv("NCCL_DEVMEM_IFNAME", e->ifname, 1);
+	else
+		unsetenv("NCCL_DEVMEM_IFNAME");
+	if (net_open(&n, 8))
+		return -1;
+	r = net_init(&n, 0);
+	n.v8->devices(&ndev);
+	if (e->want_lo < 0) {
+		if (r == ncclSuccess || ndev != 0)
+			FAIL("IFNAME=%s: init %d, %d devices; expected failure", e->ifname, r, ndev);
+		return 0;
+	}
+	if (r != ncclSuccess) {
+		if (e->want_lo == 0 && ndev == 0) {
+			diag("no interface but lo is up here: init fails as it should");
+			return 0;
+		}
+		FAIL("init failed (%d)", r);
+	}
+	for (i = 0; i < ndev; i++) {
+		ncclNetProperties_v8_t p8;
+		ncclNetProperties_v11_t p11;
+
+		if (n.v8->getProperties(i, &p8) || n.v11->getProperties(i, &p11))
+			FAIL("getProperties(%d) failed", i);
+		if (!strcmp(p8.name, "lo") != (e->want_lo == 1))
+			FAIL("IFNAME=%s: device %d is %s", e->ifname ? e->ifname : "(unset)", i,
+			     p8.name);
+		if (strcmp(p8.name, p11.name) || p8.ptrSupport != NCCL_PTR_HOST ||
+		    p11.ptrSupport != NCCL_PTR_HOST || p8.speed <= 0 || p8.speed != p11.speed ||
+		    p8.maxRecvs != 8 || p11.maxRecvs != 8 || p8.maxComms <= 0 ||
+		    p8.netDeviceType != NCCL_NET_DEVICE_HOST || p8.regIsGlobal)
+			FAIL("device %d: unexpected v8 properties", i);
+		if (p11.maxP2pBytes != (1ul << 30) || p11.maxCollBytes != (1ul << 30) ||
+		    p11.vProps.ndevs != 1 || p11.vProps.devs[0] != i || p11.forceFlush ||
+		    p11.maxMultiRequestSize != 1)
+			FAIL("device %d: unexpected v11 properties", i);
+		if (verbose)
+			diag("dev %d: %s pci %s speed %d", i, p8.name, p8.pciPath ? p8.pciPath : "-",
+			     p8.speed);
+	}
+	if (e->want_lo == 1 && ndev != 1)
+		FAIL("IFNAME=%s: %d devices, expected 1", e->ifname, ndev);
+	{
+		ncclNetProperties_v8_t p8;
+		ncclNetProperties_v11_t p11;
+
+		if (n.v8->getProperties(ndev, &p8) == ncclSuccess ||
+		    n.v11->getProperties(-1, &p11) == ncclSuccess)
+			FAIL("getProperties of a device out of range succeeded");
+	}
+	return 0;
+}
+
+static int case_devices(void)
+{
+	static const struct dev_expect ex[] = {
+		{ "lo", 1 }, { "=lo", 1 }, { NULL, 0 }, { "^lo", 0 }, { "^eth,lo", 0 },
+		{ "=nonexistent0", -1 },
+	};
+	struct net n;
+	void *ctx1 = NULL, *ctx2 = NULL, *dl;
+	ncclNetCommConfig_v11_t cfg = { 0 };
+	size_t i;
+	uint64_t junk[4] = { 0 };
+
+	for (i = 0; i < sizeof(ex) / sizeof(ex[0]); i++) {
+		struct peer p;
+
+		if (peer_spawn(&p, devices_child, (void *)&ex[i]) || peer_wait(&p, 5000))
+			FAIL("devices with NCCL_DEVMEM_IFNAME=%s", ex[i].ifname ? ex[i].ifname : "(unset)");
+	}
+	/* The tables, and nothing else, are exported. */
+	if (net_open(&n, 11))
+		return -1;
+	dl = n.dl;
+	if (strcmp(n.v8->name, "devmem") || strcmp(n.v11->name, "devmem"))
+		FAIL("plugin names %s / %s", n.v8->name, n.v11->name);
+	if (dlsym(dl, "dm_isend") || dlsym(dl, "dm_listen") || dlsym(dl, "dm_log") ||
+	    dlsym(dl, "dm_plan"))
+		FAIL("internal symbols are exported");
+	if (!n.v11->finalize || !n.v11->init || !n.v8->iflush || n.v8->irecvConsumed ||
+	    n.v11->irecvConsumed || n.v8->getDeviceMr)
+		FAIL("unexpected table entries");
+	setenv("NCCL_DEVMEM_IFNAME", "lo", 1);
+	/* v11: one context per communicator, independent. */
+	if (n.v11->init(&ctx1, 1, &cfg, hlog, NULL) || n.v11->init(&ctx2, 2, NULL, hlog, NULL) ||
+	    !ctx1 || !ctx2 || ctx1 == ctx2)
+		FAIL("v11 init: contexts %p %p", ctx1, ctx2);
+	if (n.v11->finalize(ctx1) || n.v11->finalize(ctx2))
+		FAIL("finalize failed");
+	if (n.v11->finalize(junk) == ncclSuccess)
+		FAIL("finalize of a foreign pointer succeeded");
+	return 0;
+}
+
+static const size_t size_list[] = {
+	0, 1, 2, 3, 7, 127, 128, 129, 1000, 4095, 4096, 4097, 65535, 65536, 65537, 131071,
+	262147, MIB, MIB + 13, 3 * MIB + 1, 64 * MIB,
+};
+#define NSIZES ((int)(sizeof(size_list) / sizeof(size_list[0])))
+
+static int sizes_case(int ver)
+{
+	struct plan p;
+	struct pair_cfg cfg = { .send_ver = ver, .recv_ver = ver, .plan = &p, .ms = 20000 };
+	int rc;
+
+	plan_sizes(&p, size_list, NSIZES, 2, 1000 + (uint64_t)ver);
+	rc = run_pair(&cfg);
+	plan_free(&p);
+	return rc;
+}
+
+static int case_sizes_v8(void)
+{
+	return sizes_case(8);
+}
+
+static int case_sizes_v11(void)
+{
+	return sizes_case(11);
+}
+
+/* The largest message the plugin takes (maxP2pBytes): 1 GiB, and 1 GiB - 1. */
+static int case_max_size(void)
+{
+	static const size_t sizes[] = { 1ul << 30, (1ul << 30) - 1 };
+	struct plan p;
+	struct pair_cfg cfg = { .send_ver = 11, .recv_ver = 11, .plan = &p, .ms = 40000 };
+	int rc;
+
+	plan_sizes(&p, sizes, 2, 1, 3000);
+	rc = run_pair(&cfg);
+	plan_free(&p);
+	return rc;
+}
+
+static int case_outstanding(void)
+{
+	struct plan p;
+	struct pair_cfg cfg = { .send_ver = 8, .recv_ver = 11, .plan = &p, .ms = 20000 };
+	int rc;
+
+	/* 400 messages, 8 in flight each way, tested in random order; v8 -> v11. */
+	plan_random(&p, 400, 600000, 1, 8, 4242);
+	rc = run_pair(&cfg);
+	plan_free(&p);
+	if (rc)
+		return rc;
+	cfg.send_ver = 11;
+	cfg.recv_ver = 8;
+	plan_random(&p, 200, 2 * MIB, 1, 8, 4343);
+	rc = run_pair(&cfg);
+	plan_free(&p);
+	return rc;
+}
+
+static int case_multirecv(void)
+{
+	struct plan p;
+	struct pair_cfg cfg = { .send_ver = 11, .recv_ver = 11, .plan = &p, .ms = 20000 };
+	int rc;
+
+	/* Receives of 1 to 8 buffers; the sender sends each group in shuffled order. */
+	plan_random_full(&p, 200, 300000, 8, 10, 8, 777);
+	rc = run_pair(&cfg);
+	plan_free(&p);
+	if (rc)
+		return rc;
+	cfg.send_ver = cfg.recv_ver = 8;
+	plan_random(&p, 100, 100000, 8, 4, 778);
+	rc = run_pair(&cfg);
+	plan_free(&p);
+	return rc;
+}
+
+/* ---- several connections at once ---- */
+
+#define NCONN 4
+
+struct conn_job {
+	struct net *n;
+	void *comm;
+	int id;
+	int rc;
+};
+
+static void conn_plan(struct plan *p, int id)
+{
+	plan_random(p, 60, 3 * MIB, id % 2 ? 4 : 1, 4, 5000 + (uint64_t)id);
+}
+
+static void *send_job(void *arg)
+{
+	struct conn_job *j = arg;
+	struct plan p;
+
+	conn_plan(&p, j->id);
+	j->rc = send_word(j->n, j->comm, (uint64_t)j->id) || run_send(j->n, j->comm, &p, 20000, 0);
+	plan_free(&p);
+	return NULL;
+}
+
+static void *recv_job(void *arg)
+{
+	struct conn_job *j = arg;
+	struct plan p;
+	uint64_t id;
+
+	j->rc = recv_word(j->n, j->comm, &id);
+	if (j->rc)
+		return NULL;
+	if (id >= NCONN) {
+		diag("connection says it is %llu", (unsigned long long)id);
+		j->rc = -1;
+		return NULL;
+	}
+	j->id = (int)id;
+	conn_plan(&p, j->id);
+	j->rc = run_recv(j->n, j->comm, &p, 20000, 0);
+	plan_free(&p);
+	return NULL;
+}
+
+static int multiconn_sender(struct peer *self)
+{
+	uint8_t handles[2][NCCL_NET_HANDLE_MAXSIZE], h[NCONN][NCCL_NET_HANDLE_MAXSIZE];
+	struct net n;
+	void *sc[NCONN] = { NULL };
+	struct conn_job jobs[NCONN];
+	pthread_t th[NCONN];
+	uint64_t end;
+	int dev, i, left = NCONN, rc = 0;
+
+	if (net_up(&n, 11, &dev))
+		return -1;
+	if (read_full(self->rfd, handles, sizeof(handles), scaled(5000)))
+		FAIL("no handles");
+	/* Two connections to each listener, each with its own copy of the handle,
+	 * all connecting at the same time. */
+	for (i = 0; i < NCONN; i++)
+		memcpy(h[i], handles[i % 2], NCCL_NET_HANDLE_MAXSIZE);
+	end = now_ms() + (uint64_t)scaled(5000);
+	while (left && now_ms() < end) {
+		for (i = 0; i < NCONN; i++) {
+			if (sc[i])
+				continue;
+			if (n_connect(&n, dev, h[i], &sc[i]))
+				FAIL("connect %d failed", i);
+			if (sc[i])
+				left--;
+		}
+	}
+	if (left)
+		FAIL("%d connections not established", left);
+	for (i = 0; i < NCONN; i++) {
+		jobs[i] = (struct conn_job){ .n = &n, .comm = sc[i], .id = i };
+		pthread_create(&th[i], NULL, send_job, &jobs[i]);
+	}
+	for (i = 0; i < NCONN; i++) {
+		pthread_join(th[i], NULL);
+		rc |= jobs[i].rc;
+		if (n_close_send(&n, sc[i]))
+			rc = -1;
+	}
+	net_down(&n);
+	return rc;
+}
+
+static int case_multiconn(void)
+{
+	uint8_t handles[2][NCCL_NET_HANDLE_MAXSIZE];
+	struct net n[2];
+	void *lc[2], *rcs[NCONN] = { NULL };
+	struct conn_job jobs[NCONN];
+	pthread_t th[NCONN];
+	struct peer peer;
+	uint64_t end;
+	int dev, i, got = 0, rc = 0, seen = 0;
+
+	if (peer_spawn(&peer, multiconn_sender, NULL))
+		return -1;
+	/* Two communicators (v11 contexts) in this process, one listener each. */
+	if (net_up(&n[0], 11, &dev))
+		return -1;
+	n[1] = n[0];
+	if (net_init(&n[1], 99))
+		FAIL("second v11 init failed");
+	for (i = 0; i < 2; i++)
+		if (n_listen(&n[i], dev, handles[i], &lc[i]))
+			FAIL("listen %d failed", i);
+	write_full(peer.wfd, handles, sizeof(handles));
+	end = now_ms() + (uint64_t)scaled(5000);
+	while (got < NCONN && now_ms() < end) {
+		for (i = 0; i < 2 && got < NCONN; i++) {
+			if (n_accept(&n[i], lc[i], &rcs[got]))
+				FAIL("accept failed");
+			if (rcs[got]) {
+				jobs[got] = (struct conn_job){ .n = &n[i], .comm = rcs[got] };
+				got++;
+			}
+		}
+	}
+	if (got < NCONN)
+		FAIL("accepted %d of %d connections", got, NCONN);
+	for (i = 0; i < NCONN; i++)
+		pthread_create(&th[i], NULL, recv_job, &jobs[i]);
+	for (i = 0; i < NCONN; i++) {
+		pthread_join(th[i], NULL);
+		rc |= jobs[i].rc;
+		seen |= 1 << jobs[i].id;
+	}
+	if (!rc && seen != (1 << NCONN) - 1)
+		FAIL("connections seen: 0x%x", seen);
+	if (peer_wait(&peer, 25000))
+		rc = -1;
+	for (i = 0; i < NCONN; i++)
+		if (n_close_recv(jobs[i].n, rcs[i]))
+			rc = -1;
+	for (i = 0; i < 2; i++) {
+		n_close_listen(&n[i], lc[i]);
+		net_down(&n[i]);
+	}
+	return rc;
+}
+
+static int case_env(void)
+{
+	static const struct {
+		const char *send[4], *recv[4];
+	} cfgs[] = {
+		{ { "NCCL_DEVMEM_NSOCKS=1", "NCCL_DEVMEM_NTHREADS=1" }, { "NCCL_DEVMEM_NTHREADS=1" } },
+		{ { "NCCL_DEVMEM_NSOCKS=16", "NCCL_DEVMEM_NTHREADS=3" },
+		  { "NCCL_DEVMEM_NSOCKS=2", "NCCL_DEVMEM_NTHREADS=16" } },
+		{ { "NCCL_DEVMEM_NSOCKS=7", "NCCL_DEVMEM_NTHREADS=7" }, { "NCCL_DEVMEM_NTHREADS=2" } },
+		/* Invalid values: a WARN and the defaults. */
+		{ { "NCCL_DEVMEM_NSOCKS=abc", "NCCL_DEVMEM_NTHREADS=0" },
+		  { "NCCL_DEVMEM_NTHREADS=99999" } },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(cfgs) / sizeof(cfgs[0]); i++) {
+		struct plan p;
+		struct pair_cfg cfg = { .send_ver = 11, .recv_ver = 8, .plan = &p, .ms = 15000 };
+		pid_t pid;
+		int st, rc;
+
+		memcpy(cfg.send_env, cfgs[i].send, sizeof(cfg.send_env));
+		memcpy(cfg.recv_env, cfgs[i].recv, sizeof(cfg.recv_env));
+		plan_random(&p, 60, 4 * MIB, 2, 8, 900 + i);
+		/* A process per configuration: the receiver's env must not leak. */
+		fflush(stdout);
+		pid = fork();
+		if (pid == 0) {
+			prctl(PR_SET_PDEATHSIG, SIGKILL);
+			_exit(run_pair(&cfg) ? 1 : 0);
+		}
+		waitpid(pid, &st, 0);
+		rc = !WIFEXITED(st) || WEXITSTATUS(st);
+		plan_free(&p);
+		if (rc)
+			FAIL("configuration %zu (%s %s / %s) failed", i, cfgs[i].send[0],
+			     cfgs[i].send[1], cfgs[i].recv[0]);
+	}
+	return 0;
+}
+
+/* ---- receive smaller than the send, tag that matches nothing ---- */
+
+struct lie_cfg {
+	int nrecv;		/* buffers in the receive */
+	size_t cap;
+	int rtags[2];
+	size_t send_size;
+	int send_tag;
+};
+
+static int small_sender(struct peer *self)
+{
+	struct lie_cfg *c = self->arg;
+	uint8_t handle[NCCL_NET_HANDLE_MAXSIZE];
+	struct net n;
+	struct plan p;
+	void *sc;
+	int dev, rc;
+
+	if (net_up(&n, 11, &dev))
+		return -1;
+	if (read_full(self->rfd, handle, sizeof(handle), scaled(5000)))
+		return -1;
+	if (connect_loop(&n, dev, handle, &sc, 5000))
+		FAIL("connect failed");
+	plan_sizes(&p, &c->send_size, 1, 1, 5);
+	p.g[0].tag[0] = c->send_tag;
+	/* The send may complete (its bytes are in the socket) or fail: no hang either way. */
+	rc = run_send(&n, sc, &p, 5000, 1);
+	if (rc == -1)
+		FAIL("send neither completed nor failed");
+	n_close_send(&n, sc);
+	net_down(&n);
+	plan_free(&p);
+	return 0;
+}
+
+static int lie_case(struct lie_cfg *c)
+{
+	uint8_t handle[NCCL_NET_HANDLE_MAXSIZE];
+	struct peer peer;
+	struct net n;
+	void *lc, *rc_, *mh, *req = NULL, *data[2], *mhs[2];
+	size_t sizes[2] = { c->cap, c->cap };
+	size_t bufsz = 2 * (c->cap + GUARD);
+	uint8_t *buf = xmalloc(bufsz);
+	uint64_t t0, end;
+	int dev, d = 0, rc = 0, i, szs[2];
+
+	if (peer_spawn(&peer, small_sender, c))
+		return -1;
+	if (net_up(&n, 8, &dev) || n_listen(&n, dev, handle, &lc))
+		FAIL("setup failed");
+	write_full(peer.wfd, handle, sizeof(handle));
+	if (accept_loop(&n, lc, &rc_, 5000))
+		FAIL("accept failed");
+	memset(buf, GUARD_BYTE, bufsz);
+	if (n_regmr(&n, rc_, buf, bufsz, NCCL_PTR_HOST, &mh))
+		FAIL("regMr failed");
+	for (i = 0; i < c->nrecv; i++) {
+		data[i] = buf + (size_t)i * (c->cap + GUARD);
+		mhs[i] = mh;
+	}
+	t0 = now_ms();
+	end = t0 + (uint64_t)scaled(5000);
+	while (!req && !rc && now_ms() < end)
+		rc = (int)n_irecv(&n, rc_, c->nrecv, data, sizes, c->rtags, mhs, &req);
+	while (req && !rc && !d && now_ms() < end)
+		rc = (int)n_test(&n, req, &d, szs);
+	if (d)
+		FAIL("receive completed (%d bytes) although %zu bytes were sent to a %zu-byte buffer",
+		     szs[0], c->send_size, c->cap);
+	if (!rc)
+		FAIL("no error within %d ms", scaled(5000));
+	/* Nothing may be written at all: the checks come before any byte. */
+	if (bytes_check(buf, bufsz, GUARD_BYTE) >= 0)
+		FAIL("the receive buffer was written to");
+	if (verbose)
+		diag("error %d after %llu ms", rc, (unsigned long long)(now_ms() - t0));
+	n_deregmr(&n, rc_, mh);
+	n_close_recv(&n, rc_);
+	n_close_listen(&n, lc);
+	net_down(&n);
+	free(buf);
+	return peer_wait(&peer, 10000);
+}
+
+static int case_recv_smaller(void)
+{
+	struct lie_cfg c1 = { .nrecv = 1, .cap = 1000, .send_size = 5000 };
+	struct lie_cfg c2 = { .nrecv = 1, .cap = 50, .send_size = 100 };		/* inline */
+	struct lie_cfg c3 = { .nrecv = 1, .cap = 4 * MIB, .send_size = 4 * MIB + 1 };
+	struct lie_cfg c4 = { .nrecv = 2, .cap = 1000, .rtags = { 1, 2 }, .send_size = 10,
+			      .send_tag = 3 };
+
+	return lie_case(&c1) || lie_case(&c2) || lie_case(&c3) || lie_case(&c4);
+}
+
+/* ---- API misuse on a live connection ---- */
+
+static int misuse_sender(struct peer *self)
+{
+	uint8_t handle[NCCL_NET_HANDLE_MAXSIZE];
+	uint8_t *buf = xmalloc(4096);
+	struct net n;
+	void *sc, *mh, *mh2, *req;
+
+	memset(buf, 0, 4096);	/* also serves as a fake comm below */
+	int dev, fd;
+
+	if (net_up(&n, 11, &dev))
+		return -1;
+	if (read_full(self->rfd, handle, sizeof(handle), scaled(5000)))
+		return -1;
+	if (connect_loop(&n, dev, handle, &sc, 5000))
+		FAIL("connect failed");
+	if (n_regmr(&n, sc, buf, 4096, NCCL_PTR_CUDA, &mh) == ncclSuccess)
+		FAIL("regMr(NCCL_PTR_CUDA) succeeded");
+	if (n_regmr(&n, sc, buf, 4096, NCCL_PTR_DMABUF, &mh) == ncclSuccess)
+		FAIL("regMr(NCCL_PTR_DMABUF) succeeded");
+	fd = open("/dev/null", O_RDONLY);
+	if (n.v11->regMrDmaBuf(sc, buf, 4096, NCCL_PTR_CUDA, 0, fd, &mh) == ncclSuccess)
+		FAIL("regMrDmaBuf succeeded");
+	close(fd);
+	if (n_regmr(&n, buf, buf, 4096, NCCL_PTR_HOST, &mh) == ncclSuccess)
+		FAIL("regMr on a non-comm succeeded");
+	if (n_regmr(&n, sc, buf, 2048, NCCL_PTR_HOST, &mh))
+		FAIL("regMr failed");
+	if (n_isend(&n, sc, buf, 16, 0, NULL, &req) == ncclSuccess)
+		FAIL("isend without a memory handle succeeded");
+	if (n_isend(&n, sc, buf + 2000, 100, 0, mh, &req) == ncclSuccess)
+		FAIL("isend past the registered range succeeded");
+	if (n_isend(&n, sc, buf - 1, 10, 0, mh, &req) == ncclSuccess)
+		FAIL("isend before the registered range succeeded");
+	if (n.v11->isend(sc, buf, (1ul << 30) + 1, 0, mh, NULL, &req) == ncclSuccess)
+		FAIL("isend of 1 GiB + 1 succeeded");
+	if (n.v8->isend(sc, buf, -1, 0, mh, &req) == ncclSuccess)
+		FAIL("v8 isend of -1 bytes succeeded");
+	if (n_regmr(&n, sc, buf + 2048, 2048, NCCL_PTR_HOST, &mh2) || n_deregmr(&n, sc, mh2))
+		FAIL("second regMr/deregMr failed");
+	if (n.v8->test(NULL, &dev, NULL) == ncclSuccess)
+		FAIL("test(NULL) succeeded");
+	/* Still usable: one real message. */
+	if (send_word(&n, sc, 0x5555aaaa5555aaaaull))
+		FAIL("the comm does not work after the rejected calls");
+	n_deregmr(&n, sc, mh);
+	n_close_send(&n, sc);
+	net_down(&n);
+	free(buf);
+	return 0;
+}
+
+static int case_misuse(void)
+{
+	uint8_t handle[NCCL_NET_HANDLE_MAXSIZE], buf[64];
+	struct peer peer;
+	struct net n;
+	void *lc, *rc_, *mh, *req = NULL, *data[9], *mhs[9];
+	size_t sizes[9];
+	int tags[9] = { 0 }, isz[9], i, dev;
+	uint64_t v = 0;
+
+	memset(buf, 0, sizeof(buf));	/* also serves as a fake handle below */
+	if (peer_spawn(&peer, misuse_sender, NULL))
+		return -1;
+	if (net_up(&n, 8, &dev) || n_listen(&n, dev, handle, &lc))
+		FAIL("setup failed");
+	{
+		uint8_t h2[NCCL_NET_HANDLE_MAXSIZE];
+		void *lc2;
+
+		if (n.v8->listen(5, h2, &lc2) == ncclSuccess)
+			FAIL("listen on a device out of range succeeded");
+	}
+	write_full(peer.wfd, handle, sizeof(handle));
+	if (accept_loop(&n, lc, &rc_, 5000))
+		FAIL("accept failed");
+	if (n_regmr(&n, rc_, buf, sizeof(buf), NCCL_PTR_HOST, &mh))
+		FAIL("regMr failed");
+	for (i = 0; i < 9; i++) {
+		data[i] = buf;
+		mhs[i] = mh;
+		sizes[i] = 4;
+		isz[i] = 4;
+	}
+	if (n_irecv(&n, rc_, 0, data, sizes, tags, mhs, &req) == ncclSuccess ||
+	    n_irecv(&n, rc_, 9, data, sizes, tags, mhs, &req) == ncclSuccess)
+		FAIL("irecv of 0 or 9 buffers succeeded");
+	isz[1] = -5;
+	if (n.v8->irecv(rc_, 2, data, isz, tags, mhs, &req) == ncclSuccess)
+		FAIL("v8 irecv of a negative size succeeded");
+	sizes[0] = 65;
+	if (n_irecv(&n, rc_, 1, data, sizes, tags, mhs, &req) == ncclSuccess)
+		FAIL("irecv past the registered range succeeded");
+	req = (void *)1;
+	if (n.v8->iflush(rc_, 1, data, isz, mhs, &req) || req)
+		FAIL("iflush did not complete at once (*request %p)", req);
+	if (recv_word(&n, rc_, &v) || v != 0x5555aaaa5555aaaaull)
+		FAIL("the comm does not work after the rejected calls");
+	if (n_deregmr(&n, rc_, mh))
+		FAIL("deregMr failed");
+	if (n_deregmr(&n, lc, buf) == ncclSuccess)
+		FAIL("deregMr of a foreign handle succeeded");
+	if (peer_wait(&peer, 10000))
+		return -1;
+	n_close_recv(&n, rc_);
+	n_close_listen(&n, lc);
+	return 0;
+}
+
+/* ---- corrupt connect handles ---- */
+
+static int badhandle_sender(struct peer *self)
+{
+	uint8_t handle[NCCL_NET_HANDLE_MAXSIZE], h[NCCL_NET_HANDLE_MAXSIZE];
+	struct dm_handle dh;
+	struct net n;
+	void *sc;
+	int dev, i, rc, closed_port;
+	char ok = 'k';
+
+	if (net_up(&n, 8, &dev))
+		return -1;
+	if (read_full(self->rfd, handle, sizeof(handle), scaled(5000)))
+		return -1;
+	/* Any one byte changed anywhere in the handle: rejected at once. */
+	for (i = 0; i < NCCL_NET_HANDLE_MAXSIZE; i++) {
+		memcpy(h, handle, sizeof(h));
+		h[i] ^= (uint8_t)(1u << (i % 8));
+		rc = connect_loop(&n, dev, h, &sc, 2000);
+		if (rc <= 0)
+			FAIL("handle with byte %d flipped: connect %s", i, rc ? "timed out" : "succeeded");
+	}
+	if (dm_handle_decode(handle, &dh))
+		FAIL("the harness cannot decode the handle");
+	/* Well formed (valid checksum) but with another nonce: the listener rejects it. */
+	dh.nonce ^= 0x10;
+	dm_handle_encode(h, &dh);
+	rc = connect_loop(&n, dev, h, &sc, 3000);
+	if (rc != ncclRemoteError)
+		FAIL("handle with a wrong nonce: connect returned %d, not ncclRemoteError", rc);
+	/* Well formed, pointing at a port nobody listens on. */
+	{
+		int fd = socket(AF_INET, SOCK_STREAM, 0);
+		struct sockaddr_in sa = { .sin_family = AF_INET };
+		socklen_t sl = sizeof(sa);
+
+		sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) ||
+		    getsockname(fd, (struct sockaddr *)&sa, &sl))
+			FAIL("bind: %m");
+		closed_port = ntohs(sa.sin_port);
+		close(fd);
+	}
+	dh.nonce ^= 0x10;
+	dh.port = (uint16_t)closed_port;
+	dm_handle_encode(h, &dh);
+	rc = connect_loop(&n, dev, h, &sc, 3000);
+	if (rc <= 0)
+		FAIL("handle with a closed port: connect %s", rc ? "timed out" : "succeeded");
+	/* Garbage state from a previous attempt. */
+	memcpy(h, handle, sizeof(h));
+	dm_put32(h + DM_HANDLE_STATE_OFF, DM_HANDLE_STATE_MAGIC);
+	dm_put64(h + DM_HANDLE_STATE_OFF + 8, 0xdeadbeefcafeull);
+	if (connect_loop(&n, dev, h, &sc, 2000) <= 0)
+		FAIL("handle with forged connect state accepted");
+	if (write_full(self->wfd, &ok, 1))
+		return -1;
+	/* The real handle still works. */
+	if (connect_loop(&n, dev, handle, &sc, 5000))
+		FAIL("the valid handle does not connect");
+	if (send_word(&n, sc, 0x1122334455667788ull))
+		return -1;
+	n_close_send(&n, sc);
+	net_down(&n);
+	return 0;
+}
+
+static int case_badhandle(void)
+{
+	uint8_t handle[NCCL_NET_HANDLE_MAXSIZE];
+	struct peer peer;
+	struct net n;
+	void *lc, *rc_ = NULL;
+	uint64_t v = 0, end;
+	int dev;
+	char c;
+
+	if (peer_spawn(&peer, badhandle_sender, NULL))
+		return -1;
+	if (net_up(&n, 11, &dev) || n_listen(&n, dev, handle, &lc))
+		FAIL("setup failed");
+	write_full(peer.wfd, handle, sizeof(handle));
+	/* Until the sender is done with its bad handles, accept must give nothing. */
+	end = now_ms() + (uint64_t)scaled(15000);
+	for (;;) {
+		struct pollfd pf = { .fd = peer.rfd, .events = POLLIN };
+
+		if (n_accept(&n, lc, &rc_))
+			FAIL("accept failed");
+		if (rc_)
+			FAIL("accept returned a comm for a bad handle");
+		if (poll(&pf, 1, 1) > 0)
+			break;
+		if (now_ms() > end)
+			FAIL("sender never finished its bad handles");
+	}
+	if (read_full(peer.rfd, &c, 1, 1000))
+		FAIL("sender failed during the bad handles");
+	if (accept_loop(&n, lc, &rc_, 5000))
+		FAIL("accept of the valid connection failed");
+	if (recv_word(&n, rc_, &v) || v != 0x1122334455667788ull)
+		FAIL("wrong first message");
+	if (peer_wait(&peer, 5000))
+		return -1;
+	n_close_recv(&n, rc_);
+	n_close_listen(&n, lc);
+	net_down(&n);
+	return 0;
+}
+
+/* ---- a peer killed in the middle of a transfer ---- */
+
+/*
+ * The stream carries a 1 MiB message, received in full, then a 256 MiB one
+ * that cannot fit in the socket buffers: the peer is killed while it is
+ * stuck in the middle of the second one.
+ */
+#define KILL_FIRST MIB
+#define KILL_SIZE (256 * MIB)
+
+/* Posts both sends; 's' once they are posted; runs until killed. */
+static int victim_sender(struct peer *self)
+{
+	uint8_t handle[NCCL_NET_HANDLE_MAXSIZE];
+	uint8_t *buf = xmalloc(KILL_FIRST + KILL_SIZE);
+	struct net n;
+	void *sc, *mh, *r1 = NULL, *r2 = NULL;
+	int dev, d = 0;
+	char c = 's';
+
+	if (net_up(&n, 8, &dev))
+		return -1;
+	if (read_full(self->rfd, handle, sizeof(handle), scaled(5000)))
+		return -1;
+	if (connect_loop(&n, dev, handle, &sc, 5000))
+		return -1;
+	memset(buf, 0x3c, KILL_FIRST + KILL_SIZE);
+	if (n_regmr(&n, sc, buf, KILL_FIRST + KILL_SIZE, NCCL_PTR_HOST, &mh))
+		return -1;
+	while (!r1)
+		if (n_isend(&n, sc, buf, KILL_FIRST, 0, mh, &r1))
+			return -1;
+	while (!r2)
+		if (n_isend(&n, sc, buf + KILL_FIRST, KILL_SIZE, 0, mh, &r2))
+			return -1;
+	write_full(self->wfd, &c, 1);
+	for (;;) {	/* until killed */
+		if (n_test(&n, r2, &d, NULL) || d)
+			break;
+		usleep(1000);
+	}
+	return -1;
+}
+
+static int wait_req(struct net *n, void *req, int ms, int *rc)
+{
+	uint64_t end = now_ms() + (uint64_t)scaled(ms);
+	int d = 0;
+
+	*rc = 0;
+	while (!*rc && !d && now_ms() < end)
+		*rc = (int)n_test(n, req, &d, NULL);
+	return d;
+}
+
+static int case_kill_sender(void)
+{
+	uint8_t handle[NCCL_NET_HANDLE_MAXSIZE];
+	uint8_t *buf = xmalloc(KILL_SIZE);
+	struct peer peer;
+	struct net n;
+	void *lc, *rc_, *mh, *req = NULL, *data = buf;
+	size_t size = KILL_FIRST;
+	uint64_t t0;
+	int dev, rc = 0, tag = 0, st;
+	char c;
+
+	if (peer_spawn(&peer, victim_sender, NULL))
+		return -1;
+	if (net_up(&n, 11, &dev) || n_listen(&n, dev, handle, &lc))
+		FAIL("setup failed");
+	write_full(peer.wfd, handle, sizeof(handle));
+	if (accept_loop(&n, lc, &rc_, 5000))
+		FAIL("accept failed");
+	if (n_regmr(&n, rc_, buf, KILL_SIZE, NCCL_PTR_HOST, &mh))
+		FAIL("regMr failed");
+	while (!req && !rc)
+		rc = (int)n_irecv(&n, rc_, 1, &data, &size, &tag, &mh, &req);
+	if (!wait_req(&n, req, 5000, &rc))
+		FAIL("first message not received (%d)", rc);
+	if (read_full(peer.rfd, &c, 1, scaled(5000)))
+		FAIL("sender did not start");
+	msleep(50);	/* the sender fills the socket buffers and waits */
+	kill(peer.pid, SIGKILL);
+	waitpid(peer.pid, &st, 0);
+	t0 = now_ms();
+	req = NULL;
+	size = KILL_SIZE;
+	rc = 0;
+	while (!req && !rc)
+		rc = (int)n_irecv(&n, rc_, 1, &data, &size, &tag, &mh, &req);
+	if (req && wait_req(&n, req, 5000, &rc))
+		FAIL("receive of a killed sender's 256 MiB completed");
+	if (!rc)
+		FAIL("no error %d ms after the sender was killed", scaled(5000));
+	if (verbose)
+		diag("error %d %llu ms after the kill", rc, (unsigned long long)(now_ms() - t0));
+	/* A later receive fails at once. */
+	req = NULL;
+	rc = (int)n_irecv(&n, rc_, 1, &data, &size, &tag, &mh, &req);
+	if (!rc && req && (wait_req(&n, req, 2000, &rc) || !rc))
+		FAIL("receive after the failure did not fail");
+	n_deregmr(&n, rc_, mh);
+	n_close_recv(&n, rc_);
+	n_close_listen(&n, lc);
+	net_down(&n);
+	close(peer.rfd);
+	close(peer.wfd);
+	free(buf);
+	return 0;
+}
+
+/* Receives the first message, says 'r', then waits to be killed. */
+static int victim_receiver(struct peer *self)
+{
+	uint8_t handle[NCCL_NET_HANDLE_MAXSIZE];
+	uint8_t *buf = xmalloc(KILL_FIRST);
+	struct net n;
+	void *lc, *rc_, *mh, *req = NULL, *data = buf;
+	size_t size = KILL_FIRST;
+	int dev, tag = 0, rc;
+	char c = 'r';
+
+	if (net_up(&n, 8, &dev) || n_listen(&n, dev, handle, &lc))
+		return -1;
+	write_full(self->wfd, handle, sizeof(handle));
+	if (accept_loop(&n, lc, &rc_, 5000))
+		return -1;
+	if (n_regmr(&n, rc_, buf, KILL_FIRST, NCCL_PTR_HOST, &mh))
+		return -1;
+	while (!req)
+		if (n_irecv(&n, rc_, 1, &data, &size, &tag, &mh, &req))
+			return -1;
+	if (!wait_req(&n, req, 5000, &rc))
+		return -1;
+	write_full(self->wfd, &c, 1);
+	for (;;)
+		pause();
+}
+
+static int case_kill_receiver(void)
+{
+	uint8_t handle[NCCL_NET_HANDLE_MAXSIZE];
+	uint8_t *buf = xmalloc(KILL_FIRST + KILL_SIZE);
+	struct peer peer;
+	struct net n;
+	void *sc, *mh, *r1 = NULL, *r2 = NULL;
+	uint64_t t0;
+	int dev, rc = 0, st;
+	char c;
+
+	if (peer_spawn(&peer, victim_receiver, NULL))
+		return -1;
+	if (net_up(&n, 11, &dev))
+		FAIL("setup failed");
+	if (read_full(peer.rfd, handle, sizeof(handle), scaled(5000)))
+		FAIL("no handle");
+	if (connect_loop(&n, dev, handle, &sc, 5000))
+		FAIL("connect failed");
+	memset(buf, 0x5a, KILL_FIRST + KILL_SIZE);
+	if (n_regmr(&n, sc, buf, KILL_FIRST + KILL_SIZE, NCCL_PTR_HOST, &mh))
+		FAIL("regMr failed");
+	while (!r1 && !rc)
+		rc = (int)n_isend(&n, sc, buf, KILL_FIRST, 0, mh, &r1);
+	while (!r2 && !rc)
+		rc = (int)n_isend(&n, sc, buf + KILL_FIRST, KILL_SIZE, 0, mh, &r2);
+	if (rc)
+		FAIL("isend failed");
+	if (read_full(peer.rfd, &c, 1, scaled(5000)))
+		FAIL("receiver did not get the first message");
+	msleep(50);
+	kill(peer.pid, SIGKILL);
+	waitpid(peer.pid, &st, 0);
+	t0 = now_ms();
+	if (wait_req(&n, r2, 5000, &rc))
+		FAIL("send of 256 MiB to a killed receiver completed");
+	if (!rc)
+		FAIL("no error %d ms after the receiver was killed", scaled(5000));
+	if (verbose)
+		diag("error %d %llu ms after the kill", rc, (unsigned long long)(now_ms() - t0));
+	n_deregmr(&n, sc, mh);
+	n_close_send(&n, sc);
+	net_down(&n);
+	close(peer.rfd);
+	close(peer.wfd);
+	free(buf);
+	return 0;
+}
+
+/* ---- closes with requests in flight ---- */
+
+static int inflight_sender(struct peer *self)
+{
+	uint8_t handle[NCCL_NET_HANDLE_MAXSIZE];
+	size_t slot = 4 * MIB;
+	uint8_t *buf = xmalloc(8 * slot);
+	struct net n;
+	void *sc, *mh, *req[8] = { NULL };
+	uint64_t t0, end;
+	int dev, i, d, done = 0, failed = 0, mode = *(int *)self->arg;
+
+	if (net_up(&n, 11, &dev))
+		return -1;
+	if (read_full(self->rfd, handle, sizeof(handle), scaled(5000)))
+		return -1;
+	if (connect_loop(&n, dev, handle, &sc, 5000))
+		FAIL("connect failed");
+	memset(buf, 0x11, 8 * slot);
+	if (n_regmr(&n, sc, buf, 8 * slot, NCCL_PTR_HOST, &mh))
+		FAIL("regMr failed");
+	for (i = 0; i < 8 && !failed; i++) {
+		while (!req[i]) {
+			if (n_isend(&n, sc, buf + (size_t)i * slot, slot, i, mh, &req[i])) {
+				/* Only once the receiver has closed (mode 0). */
+				if (mode == 1)
+					FAIL("isend failed");
+				failed = 8 - i;
+				break;
+			}
+		}
+	}
+	if (mode == 1) {
+		/* Close at once with 8 sends in flight. */
+		n_deregmr(&n, sc, mh);
+		t0 = now_ms();
+		if (n_close_send(&n, sc))
+			FAIL("closeSend failed");
+		if (now_ms() - t0 > 2000)
+			FAIL("closeSend took %llu ms", (unsigned long long)(now_ms() - t0));
+		net_down(&n);
+		free(buf);
+		return 0;
+	}
+	/* The receiver closes with receives in flight: every send completes or fails. */
+	end = now_ms() + (uint64_t)scaled(8000);
+	while (done + failed < 8 && now_ms() < end) {
+		for (i = 0; i < 8; i++) {
+			if (!req[i])
+				continue;
+			d = 0;
+			if (n_test(&n, req[i], &d, NULL)) {
+				failed = 8 - done;
+				break;
+			}
+			if (d) {
+				req[i] = NULL;
+				done++;
+			}
+		}
+	}
+	if (done + failed < 8)
+		FAIL("sends neither completed nor failed after the receiver closed");
+	n_deregmr(&n, sc, mh);
+	t0 = now_ms();
+	n_close_send(&n, sc);
+	if (now_ms() - t0 > 2000)
+		FAIL("closeSend took %llu ms", (unsigned long long)(now_ms() - t0));
+	net_down(&n);
+	free(buf);
+	return 0;
+}
+
+static int inflight_case(int mode)
+{
+	uint8_t handle[NCCL_NET_HANDLE_MAXSIZE];
+	size_t slot = 4 * MIB, sizes = slot;
+	uint8_t *buf = xmalloc(8 * slot);
+	struct peer peer;
+	struct net n;
+	void *lc, *rc_, *mh, *req[8] = { NULL }, *data;
+	uint64_t t0, end;
+	int dev, i, d = 0, tag, rc = 0, first = 0;
+
+	if (peer_spawn(&peer, inflight_sender, &mode))
+		return -1;
+	if (net_up(&n, 8, &dev) || n_listen(&n, dev, handle, &lc))
+		FAIL("setup failed");
+	write_full(peer.wfd, handle, sizeof(handle));
+	if (accept_loop(&n, lc, &rc_, 5000))
+		FAIL("accept failed");
+	if (n_regmr(&n, rc_, buf, 8 * slot, NCCL_PTR_HOST, &mh))
+		FAIL("regMr failed");
+	for (i = 0; i < 8; i++) {
+		data = buf + (size_t)i * slot;
+		tag = i;
+		while (!req[i])
+			if (n_irecv(&n, rc_, 1, &data, &sizes, &tag, &mh, &req[i]))
+				FAIL("irecv failed");
+	}
+	end = now_ms() + (uint64_t)scaled(8000);
+	if (mode == 1) {
+		/* The sender closed with its sends in flight: every receive completes or
+		 * fails, none hangs. */
+		int left = 8;
+
+		while (left && now_ms() < end) {
+			for (i = 0; i < 8; i++) {
+				if (!req[i])
+					continue;
+				d = 0;
+				rc = (int)n_test(&n, req[i], &d, NULL);
+				if (rc || d) {
+					req[i] = NULL;
+					left--;
+				}
+			}
+		}
+		if (left)
+			FAIL("%d receives hang after the sender closed", left);
+	} else {
+		/* Close as soon as the first receive is done, 7 still in flight. */
+		while (!first && !rc && now_ms() < end)
+			rc = (int)n_test(&n, req[0], &first, NULL);
+		if (!first)
+			FAIL("first receive did not complete (%d)", rc);
+	}
+	n_deregmr(&n, rc_, mh);
+	t0 = now_ms();
+	if (n_close_recv(&n, rc_))
+		FAIL("closeRecv failed");
+	if (now_ms() - t0 > 2000)
+		FAIL("closeRecv took %llu ms", (unsigned long long)(now_ms() - t0));
+	n_close_listen(&n, lc);
+	net_down(&n);
+	free(buf);
+	return peer_wait(&peer, 10000);
+}
+
+static int raw_connect(const struct dm_handle *h);
+
+static int case_inflight(void)
+{
+	uint8_t handle[NCCL_NET_HANDLE_MAXSIZE], hello[DM_HDR_LEN + 8];
+	struct dm_handle dh;
+	struct net n;
+	void *lc, *rc_ = NULL;
+	uint64_t t0;
+	int dev, fd1, fd2, i;
+
+	if (inflight_case(0) || inflight_case(1))
+		return -1;
+	/* closeListen with half-made connections: one silent, one with half a HELLO. */
+	if (net_up(&n, 8, &dev) || n_listen(&n, dev, handle, &lc))
+		FAIL("setup failed");
+	dm_handle_decode(handle, &dh);
+	fd1 = raw_connect(&dh);
+	fd2 = raw_connect(&dh);
+	if (fd1 < 0 || fd2 < 0)
+		FAIL("raw connect failed");
+	dm_hdr_encode(hello, DM_MSG_HELLO, DM_HELLO_LEN, 0);
+	memset(hello + DM_HDR_LEN, 0, 8);
+	write_full(fd2, hello, sizeof(hello));
+	for (i = 0; i < 20; i++) {
+		if (n_accept(&n, lc, &rc_) || rc_)
+			FAIL("accept of half-made connections: comm %p", rc_);
+		msleep(1);
+	}
+	t0 = now_ms();
+	if (n_close_listen(&n, lc) || now_ms() - t0 > 1000)
+		FAIL("closeListen failed or slow");
+	close(fd1);
+	close(fd2);
+	return 0;
+}
+
+/* ---- fuzzing the control protocol with a fake peer ---- */
+
+static int raw_connect(const struct dm_handle *h)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(h->port) };
+	int fd = socket(AF_INET, SOCK_STREAM, 0), one = 1;
+
+	if (h->family != 4 || fd < 0)
+		return -1;
+	memcpy(&sa.sin_addr, h->addr, 4);
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
+		close(fd);
+		return -1;
+	}
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	return fd;
+}
+
+static void put_hdr(uint8_t *m, uint32_t magic, uint8_t ver, uint8_t type, uint16_t flags,
+		    uint32_t len, uint32_t seq)
+{
+	dm_put32(m, magic);
+	m[4] = ver;
+	m[5] = type;
+	dm_put16(m + 6, flags);
+	dm_put32(m + 8, len);
+	dm_put32(m + 12, seq);
+}
+
+static void put_hello(uint8_t *m, uint64_t nonce, uint64_t id, int index, int nsocks)
+{
+	struct dm_hello h = { .nonce = nonce, .conn_id = id, .index = (uint16_t)index,
+			      .nsocks = (uint16_t)nsocks };
+
+	put_hdr(m, DM_WIRE_MAGIC, DM_WIRE_VERSION, DM_MSG_HELLO, 0, DM_HELLO_LEN, 0);
+	dm_hello_encode(m + DM_HDR_LEN, &h);
+}
+
+/* Fake connector: opens nsocks + 1 sockets with valid HELLOs, reads ACCEPT. */
+static int fake_handshake(const struct dm_handle *h, int nsocks, int *fds)
+{
+	uint8_t m[DM_HDR_LEN + DM_HELLO_LEN], a[DM_HDR_LEN + DM_ACCEPT_LEN];
+	uint64_t id = mix(now_ms() ^ (uint64_t)getpid());
+	int i;
+
+	for (i = 0; i <= nsocks; i++) {
+		fds[i] = raw_connect(h);
+		if (fds[i] < 0)
+			return -1;
+		put_hello(m, h->nonce, id, i, nsocks);
+		if (write_full(fds[i], m, sizeof(m)))
+			return -1;
+	}
+	if (read_full(fds[0], a, sizeof(a), scaled(3000)))
+		return -1;
+	if (dm_get32(a) != DM_WIRE_MAGIC || a[5] != DM_MSG_ACCEPT || dm_get64(a + 16) != id)
+		return -1;
+	return 0;
+}
+
+enum { LIE_HDR = 0, LIE_EOF = 1, LIE_NONE = 2 };	/* how the plugin must notice */
+
+/* Writes lie number k on an established connection; returns how it must end.
+ * Each lie breaks one rule only, so each check of the receiver is needed. */
+static int write_lie(int k, int *fds, int nsocks, size_t cap, struct rng *r)
+{
+	uint8_t m[512];
+	uint8_t data[8192];
+	size_t len = 0;
+	int how = LIE_HDR, i;
+
+	memset(m, 0, sizeof(m));
+	switch (k) {
+	case 0:		/* bad magic */
+		put_hdr(m, 0x12345678, 1, DM_MSG_SEND, 0, 16, 1);
+		len = 32;
+		break;
+	case 1:		/* version 2 */
+		put_hdr(m, DM_WIRE_MAGIC, 2, DM_MSG_SEND, 0, 16, 1);
+		len = 32;
+		break;
+	case 2:		/* unknown type */
+		put_hdr(m, DM_WIRE_MAGIC, 1, 99, 0, 16, 1);
+		len = 32;
+		break;
+	case 3:		/* HELLO on an established connection */
+		put_hdr(m, DM_WIRE_MAGIC, 1, DM_MSG_HELLO, 0, DM_HELLO_LEN, 1);
+		len = DM_HDR_LEN + DM_HELLO_LEN;
+		break;
+	case 4:		/* ACCEPT from the sender */
+		put_hdr(m, DM_WIRE_MAGIC, 1, DM_MSG_ACCEPT, 0, DM_ACCEPT_LEN, 1);
+		len = DM_HDR_LEN + DM_ACCEPT_LEN;
+		break;
+	case 5:		/* header flags */
+		put_hdr(m, DM_WIRE_MAGIC, 1, DM_MSG_SEND, 0x8000, 16, 1);
+		len = 32;
+		break;
+	case 6:		/* len 4 GiB - 1 */
+		put_hdr(m, DM_WIRE_MAGIC, 1, DM_MSG_SEND, 0, 0xffffffffu, 1);
+		dm_put64(m + 16, 100);
+		len = 32 + 100;
+		break;
+	case 7:		/* inline longer than the inline maximum */
+		put_hdr(m, DM_WIRE_MAGIC, 1, DM_MSG_SEND, 0, 16 + 300, 1);
+		dm_put64(m + 16, 300);
+		len = 32 + 300;
+		break;
+	case 8:		/* larger than the posted receive */
+		put_hdr(m, DM_WIRE_MAGIC, 1, DM_MSG_SEND, 0, 16, 1);
+		dm_put64(m + 16, cap + 1);
+		len = 32;
+		break;
+	case 9:		/* 2^63 bytes */
+		put_hdr(m, DM_WIRE_MAGIC, 1, DM_MSG_SEND, 0, 16, 1);
+		dm_put64(m + 16, 1ull << 63);
+		len = 32;
+		break;
+	case 10:	/* inline size but no inline bytes announced */
+		put_hdr(m, DM_WIRE_MAGIC, 1, DM_MSG_SEND, 0, 16, 1);
+		dm_put64(m + 16, 100);
+		len = 32;
+		break;
+	case 11:	/* large size with inline bytes announced */
+		put_hdr(m, DM_WIRE_MAGIC, 1, DM_MSG_SEND, 0, 16 + 64, 1);
+		dm_put64(m + 16, 3000);
+		len = 32 + 64;
+		break;
+	case 12:	/* out of sequence (an empty message otherwise valid) */
+		put_hdr(m, DM_WIRE_MAGIC, 1, DM_MSG_SEND, 0, 16, (uint32_t)(2 + rnd_below(r, 5)));
+		len = 32;
+		break;
+	case 13:	/* SEND flags */
+		put_hdr(m, DM_WIRE_MAGIC, 1, DM_MSG_SEND, 0, 16, 1);
+		dm_put32(m + 28, 1);
+		len = 32;
+		break;
+	case 14:	/* CLOSE with a receive posted */
+		put_hdr(m, DM_WIRE_MAGIC, 1, DM_MSG_CLOSE, 0, 0, 1);
+		len = 16;
+		break;
+	case 15:	/* CLOSE with a length */
+		put_hdr(m, DM_WIRE_MAGIC, 1, DM_MSG_CLOSE, 0, 8, 1);
+		len = 24;
+		break;
+	case 16:	/* announced 3000 bytes, 1000 sent, then EOF */
+		put_hdr(m, DM_WIRE_MAGIC, 1, DM_MSG_SEND, 0, 16, 1);
+		dm_put64(m + 16, 3000);
+		len = 32;
+		how = LIE_EOF;
+		break;
+	case 17:	/* inline 100 bytes announced, 50 sent, EOF */
+		put_hdr(m, DM_WIRE_MAGIC, 1, DM_MSG_SEND, 0, 16 + 100, 1);
+		dm_put64(m + 16, 100);
+		len = 32 + 50;
+		how = LIE_EOF;
+		break;
+	case 18:	/* half a header, EOF */
+		put_hdr(m, DM_WIRE_MAGIC, 1, DM_MSG_SEND, 0, 16, 1);
+		len = 8;
+		how = LIE_EOF;
+		break;
+	case 19:	/* random bytes, EOF */
+		len = 1 + rnd_below(r, 200);
+		for (i = 0; i < (int)len; i++)
+			m[i] = (uint8_t)rnd(r);
+		how = LIE_EOF;
+		break;
+	case 20:	/* tag that is in no buffer (multi-recv of 2, tags 10 and 11) */
+		put_hdr(m, DM_WIRE_MAGIC, 1, DM_MSG_SEND, 0, 16, 1);
+		dm_put64(m + 16, 3000);
+		dm_put32(m + 24, 12);
+		len = 32;
+		break;
+	case 21:	/* honest: 3000 bytes on the data sockets */
+	case 22:	/* honest: exactly the posted size */
+		put_hdr(m, DM_WIRE_MAGIC, 1, DM_MSG_SEND, 0, 16, 1);
+		dm_put64(m + 16, k == 21 ? 3000 : cap);
+		dm_put32(m + 24, 10);
+		len = 32;
+		how = LIE_NONE;
+		break;
+	}
+	if (k != 19 && k != 20 && len >= 32 && m[5] == DM_MSG_SEND && dm_get32(m) == DM_WIRE_MAGIC)
+		dm_put32(m + 24, 10);	/* a tag the receive has */
+	if (write_full(fds[0], m, len))
+		return how;
+	if (k == 16 || k == 21 || k == 22) {
+		uint64_t size = k == 16 ? 3000 : k == 21 ? 3000 : cap, chunk;
+		unsigned nchunks, j;
+
+		pat_fill(data, sizeof(data), 4711);
+		dm_plan(size, (unsigned)nsocks, &chunk, &nchunks);
+		if (k == 16)
+			size = 1000;
+		for (j = 0; j < nchunks; j++) {
+			uint64_t off = j * chunk, l = off < size ? size - off : 0;
+
+			if (l > chunk)
+				l = chunk;
+			if (l && write_full(fds[1 + j], data + off, l))
+				return how;
+		}
+	}
+	return how;
+}
+
+#define NLIES 23
+
+struct fuzz_arg {
+	struct dm_handle h;
+	int k, nsocks, hold;
+	uint64_t seed;
+};
+
+/* Fake sender: valid handshake, then lie k; holds its sockets open until
+ * the parent says so when the lie is visible in the header. */
+static int fake_sender(struct peer *self)
+{
+	struct fuzz_arg *a = self->arg;
+	struct rng r = { a->seed };
+	int fds[1 + DM_MAX_SOCKS], how;
+	char c;
+
+	if (fake_handshake(&a->h, a->nsocks, fds))
+		FAIL("fake handshake failed");
+	how = write_lie(a->k, fds, a->nsocks, 4096, &r);
+	if (how != LIE_EOF)
+		read_full(self->rfd, &c, 1, scaled(10000));
+	return 0;
+}
+
+static int fuzz_established(struct net *n, void *lc, const struct dm_handle *h, int k,
+			    int nsocks, uint64_t seed)
+{
+	struct fuzz_arg a = { .h = *h, .k = k, .nsocks = nsocks, .seed = seed };
+	uint8_t buf[2 * (4096 + GUARD)];
+	size_t sizes[2] = { 4096, 4096 };
+	int tags[2] = { 10, 11 }, d = 0, rc = 0, got[2];
+	/* Lie 20 needs a multi-recv, honest messages a single one; the rest either. */
+	int cnt = k == 20 ? 2 : k >= 21 ? 1 : 1 + (int)(seed & 1);
+	void *rc_, *mh, *req = NULL, *data[2] = { buf, buf + 4096 + GUARD }, *mhs[2];
+	struct peer peer;
+	uint64_t end;
+	char go = 'g';
+
+	if (peer_spawn(&peer, fake_sender, &a))
+		return -1;
+	if (accept_loop(n, lc, &rc_, 3000))
+		FAIL("lie %d: accept of the fake peer failed", k);
+	memset(buf, GUARD_BYTE, sizeof(buf));
+	if (n_regmr(n, rc_, buf, sizeof(buf), NCCL_PTR_HOST, &mh))
+		FAIL("regMr failed");
+	mhs[0] = mhs[1] = mh;
+	end = now_ms() + (uint64_t)scaled(3000);
+	while (!req && !rc && now_ms() < end)
+		rc = (int)n_irecv(n, rc_, cnt, data, sizes, tags, mhs, &req);
+	while (req && !rc && !d && now_ms() < end)
+		rc = (int)n_test(n, req, &d, got);
+	write_full(peer.wfd, &go, 1);
+	if (k >= 21) {
+		size_t want = k == 21 ? 3000 : 4096;
+
+		if (!d || rc || (size_t)got[0] != want || pat_check(buf, want, 4711) >= 0)
+			FAIL("honest message %d (n %d, %d sockets): done %d rc %d size %d", k, cnt,
+			     nsocks, d, rc, got[0]);
+	} else {
+		if (d)
+			FAIL("lie %d (n %d, %d sockets) was received as a message", k, cnt, nsocks);
+		if (!rc)
+			FAIL("lie %d (n %d, %d sockets): no error within %d ms", k, cnt, nsocks,
+			     scaled(3000));
+	}
+	if (bytes_check(buf + 4096, GUARD, GUARD_BYTE) >= 0 ||
+	    bytes_check(buf + 2 * 4096 + GUARD, GUARD, GUARD_BYTE) >= 0)
+		FAIL("lie %d: guard bytes overwritten", k);
+	if (k == 8 || k == 9) {
+		if (bytes_check(buf, sizeof(buf), GUARD_BYTE) >= 0)
+			FAIL("lie %d: the buffer was written to", k);
+	}
+	n_deregmr(n, rc_, mh);
+	if (n_close_recv(n, rc_))
+		FAIL("closeRecv failed");
+	return peer_wait(&peer, 5000);
+}
+
+/* Fake HELLOs at the listener: it must give no comm and keep working. */
+static int fuzz_hello(struct net *n, void *lc, const struct dm_handle *h, int k, struct rng *r)
+{
+	uint8_t m[4][DM_HDR_LEN + DM_HELLO_LEN];
+	int fds[4] = { -1, -1, -1, -1 }, nfd = 1, i, j;
+	uint64_t id = rnd(r);
+	size_t len = sizeof(m[0]);
+	void *rc_ = NULL;
+
+	memset(m, 0, sizeof(m));
+	put_hello(m[0], h->nonce, id, 0, 1);
+	switch (k) {
+	case 0:
+		for (i = 0; i < (int)len; i++)
+			m[0][i] = (uint8_t)rnd(r);
+		break;
+	case 1:
+		dm_put32(m[0], 0x44444444);
+		break;
+	case 2:
+		put_hello(m[0], h->nonce ^ 1, id, 0, 1);
+		break;
+	case 3:
+		put_hello(m[0], h->nonce, id, 0, 0);
+		break;
+	case 4:
+		put_hello(m[0], h->nonce, id, 0, 1000);
+		break;
+	case 5:
+		put_hello(m[0], h->nonce, id, 3, 2);
+		break;
+	case 6:
+		m[0][5] = DM_MSG_ACCEPT;
+		break;
+	case 7:
+		dm_put32(m[0] + 12, 3);
+		break;
+	case 8:		/* control socket twice, then a data socket */
+		nfd = 3;
+		put_hello(m[1], h->nonce, id, 0, 1);
+		put_hello(m[2], h->nonce, id, 1, 1);
+		break;
+	case 9:		/* sockets that disagree on nsocks */
+		nfd = 3;
+		put_hello(m[0], h->nonce, id, 0, 2);
+		put_hello(m[1], h->nonce, id, 1, 3);
+		put_hello(m[2], h->nonce, id, 2, 2);
+		break;
+	case 10:	/* control only, never the data sockets */
+		put_hello(m[0], h->nonce, id, 0, 2);
+		break;
+	case 11:	/* nothing at all */
+		len = 0;
+		break;
+	case 12:	/* half a HELLO */
+		len = 20;
+		break;
+	case 13:
+		dm_put32(m[0] + 8, 0xffffffffu);
+		break;
+	case 14:	/* HELLO flags */
+		dm_put32(m[0] + DM_HDR_LEN + 20, 4);
+		break;
+	}
+	for (i = 0; i < nfd; i++) {
+		fds[i] = raw_connect(h);
+		if (fds[i] < 0)
+			FAIL("raw connect failed");
+		if (len && write_full(fds[i], m[i], len))
+			break;
+	}
+	for (j = 0; j < 10; j++) {
+		if (n_accept(n, lc, &rc_))
+			FAIL("hello lie %d: accept failed", k);
+		if (rc_)
+			FAIL("hello lie %d: accept returned a comm", k);
+		usleep(500);
+	}
+	for (i = 0; i < nfd; i++)
+		close(fds[i]);
+	return 0;
+}
+
+/* A fake listener answers the plugin's connect with lie k. */
+static int fuzz_accept_answer(struct net *n, int dev, int k, struct rng *r)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET };
+	socklen_t sl = sizeof(sa);
+	uint8_t handle[NCCL_NET_HANDLE_MAXSIZE], m[64];
+	uint8_t hello[1 + DM_MAX_SOCKS][DM_HDR_LEN + DM_HELLO_LEN];
+	size_t got[1 + DM_MAX_SOCKS];
+	struct dm_handle h = { .family = 4 };
+	int lfd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0), fds[1 + DM_MAX_SOCKS];
+	int nfd = 0, i, rc = 0, sent = 0, nsocks = -1, ctrl = -1;
+	uint64_t end, id = 0;
+	size_t len = 32;
+	void *sc = NULL;
+
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (lfd < 0 || bind(lfd, (struct sockaddr *)&sa, sizeof(sa)) || listen(lfd, 64) ||
+	    getsockname(lfd, (struct sockaddr *)&sa, &sl))
+		FAIL("fake listener: %m");
+	h.port = ntohs(sa.sin_port);
+	memcpy(h.addr, &sa.sin_addr, 4);
+	h.nonce = rnd(r);
+	dm_handle_encode(handle, &h);
+	end = now_ms() + (uint64_t)scaled(3000);
+	while (!rc && now_ms() < end) {
+		rc = (int)n_connect(n, dev, handle, &sc);
+		if (sc)
+			FAIL("connect to a lying listener returned a comm (lie %d)", k);
+		if (sent) {
+			usleep(200);
+			continue;
+		}
+		while (nfd <= DM_MAX_SOCKS) {
+			int fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK);
+
+			if (fd < 0)
+				break;
+			got[nfd] = 0;
+			fds[nfd++] = fd;
+		}
+		for (i = 0; i < nfd; i++) {
+			ssize_t g;
+
+			if (got[i] == sizeof(hello[i]))
+				continue;
+			g = recv(fds[i], hello[i] + got[i], sizeof(hello[i]) - got[i], MSG_DONTWAIT);
+			if (g > 0)
+				got[i] += (size_t)g;
+			if (got[i] < sizeof(hello[i]))
+				continue;
+			nsocks = dm_get16(hello[i] + DM_HDR_LEN + 18);
+			if (dm_get16(hello[i] + DM_HDR_LEN + 16) == 0) {
+				ctrl = fds[i];
+				id = dm_get64(hello[i] + DM_HDR_LEN + 8);
+			}
+		}
+		for (i = 0; i < nfd && got[i] == sizeof(hello[i]); i++)
+			;
+		if (ctrl < 0 || i < nfd || nfd != nsocks + 1) {
+			usleep(200);
+			continue;
+		}
+		memset(m, 0, sizeof(m));
+		put_hdr(m, DM_WIRE_MAGIC, 1, DM_MSG_ACCEPT, 0, DM_ACCEPT_LEN, 0);
+		dm_put64(m + 16, id);
+		dm_put16(m + 24, (uint16_t)nsocks);
+		switch (k) {
+		case 0:
+			len = 0;	/* close */
+			break;
+		case 1:
+			for (i = 0; i < 32; i++)
+				m[i] = (uint8_t)rnd(r);
+			break;
+		case 2:
+			dm_put64(m + 16, id ^ 1);
+			break;
+		case 3:
+			dm_put16(m + 24, (uint16_t)(nsocks + 1));
+			break;
+		case 4:
+			dm_put32(m + 12, 1);
+			break;
+		case 5:
+			dm_put32(m + 8, 1000);
+			break;
+		case 6:
+			put_hdr(m, DM_WIRE_MAGIC, 1, DM_MSG_REJECT, 0, 4, 0);
+			len = 20;
+			break;
+		case 7:
+			m[5] = DM_MSG_SEND;
+			break;
+		case 8:
+			dm_put32(m + 28, 1);
+			break;
+		case 9:
+			len = 8;	/* then close */
+			break;
+		}
+		if (len)
+			write_full(ctrl, m, len);
+		if (k == 0 || k == 9)
+			for (i = 0; i < nfd; i++)
+				shutdown(fds[i], SHUT_RDWR);
+		sent = 1;
+	}
+	for (i = 0; i < nfd; i++)
+		close(fds[i]);
+	close(lfd);
+	if (!sent)
+		FAIL("lie %d: the plugin's HELLOs never all arrived (%d sockets)", k, nfd);
+	if (!rc)
+		FAIL("connect to a listener answering lie %d: no error within %d ms", k, scaled(3000));
+	return 0;
+}
+
+static int case_fuzz(void)
+{
+	uint8_t handle[NCCL_NET_HANDLE_MAXSIZE];
+	struct dm_handle h;
+	struct rng r = { 20261126 };
+	struct net n;
+	void *lc, *rc_;
+	int dev, k, i, rounds = 0;
+
+	if (net_up(&n, 11, &dev) || n_listen(&n, dev, handle, &lc))
+		FAIL("setup failed");
+	if (dm_handle_decode(handle, &h))
+		FAIL("cannot decode the handle");
+	/* Lies at the listener, before any connection exists. */
+	for (i = 0; i < 2; i++)
+		for (k = 0; k < 15; k++, rounds++)
+			if (fuzz_hello(&n, lc, &h, k, &r))
+				return -1;
+	/* Lies on an established connection, with 1 to 4 data sockets. */
+	for (i = 0; i < 2; i++) {
+		for (k = 0; k < NLIES; k++, rounds++) {
+			int nsocks = 1 + (int)rnd_below(&r, 4);
+
+			if (fuzz_established(&n, lc, &h, k, nsocks, rnd(&r)))
+				return -1;
+		}
+	}
+	/* Lies from a fake listener to the plugin's connect. */
+	for (k = 0; k < 10; k++, rounds++)
+		if (fuzz_accept_answer(&n, dev, k, &r))
+			return -1;
+	/* Random bytes after a valid handshake. */
+	for (i = 0; i < 20; i++, rounds++)
+		if (fuzz_established(&n, lc, &h, 19, 1 + (int)rnd_below(&r, 3), rnd(&r)))
+			return -1;
+	/* The listener still serves an honest sender. */
+	{
+		struct plan p;
+		struct pair_cfg cfg = { .send_ver = 8, .recv_ver = 11, .plan = &p, .ms = 10000 };
+		struct peer peer;
+
+		plan_random(&p, 20, 500000, 2, 4, 31337);
+		if (peer_spawn(&peer, pair_sender, &cfg))
+			return -1;
+		write_full(peer.wfd, handle, sizeof(handle));
+		if (accept_loop(&n, lc, &rc_, 5000))
+			FAIL("the listener no longer accepts after the fuzzing");
+		if (run_recv(&n, rc_, &p, 10000, 0) || peer_wait(&peer, 10000))
+			FAIL("honest transfer after the fuzzing failed");
+		n_close_recv(&n, rc_);
+		plan_free(&p);
+	}
+	n_close_listen(&n, lc);
+	net_down(&n);
+	if (verbose)
+		diag("%d fuzz rounds, %d WARNs", rounds, atomic_load(&warns));
+	return 0;
+}
+
+/* -------------------------------------------------------------- the runner */
+
+struct tcase {
+	const char *name;
+	int (*fn)(void);
+	int limit_s;
+};
+
+static const struct tcase cases[] = {
+	{ "devices-and-symbols", case_devices, 10 },
+	{ "sizes-0-to-64MiB-v8", case_sizes_v8, 30 },
+	{ "sizes-0-to-64MiB-v11", case_sizes_v11, 30 },
+	{ "size-1GiB", case_max_size, 45 },
+	{ "8-outstanding-v8-v11", case_outstanding, 30 },
+	{ "multi-recv", case_multirecv, 30 },
+	{ "several-connections", case_multiconn, 30 },
+	{ "nsocks-nthreads-env", case_env, 30 },
+	{ "recv-smaller-than-send", case_recv_smaller, 20 },
+	{ "api-misuse", case_misuse, 15 },
+	{ "corrupt-handle", case_badhandle, 20 },
+	{ "sender-killed", case_kill_sender, 20 },
+	{ "receiver-killed", case_kill_receiver, 20 },
+	{ "close-in-flight", case_inflight, 20 },
+	{ "fuzz-control-protocol", case_fuzz, 40 },
+};
+
+static int run_case(int num, const struct tcase *t)
+{
+	uint64_t t0 = now_ms(), end = t0 + (uint64_t)(t->limit_s * 1000 * time_scale);
+	pid_t pid;
+	int st, ok;
+
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		setpgid(0, 0);
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		_exit(t->fn() ? 1 : 0);
+	}
+	setpgid(pid, pid);
+	for (;;) {
+		pid_t r = waitpid(pid, &st, WNOHANG);
+
+		if (r == pid)
+			break;
+		if (now_ms() > end) {
+			kill(-pid, SIGKILL);
+			kill(pid, SIGKILL);
+			waitpid(pid, &st, 0);
+			printf("not ok %d - %s # timed out after %d s\n", num, t->name,
+			       (int)(t->limit_s * time_scale));
+			return 0;
+		}
+		msleep(5);
+	}
+	kill(-pid, SIGKILL);	/* leftovers of the case */
+	ok = WIFEXITED(st) && !WEXITSTATUS(st);
+	if (WIFSIGNALED(st))
+		printf("not ok %d - %s # killed by signal %d\n", num, t->name, WTERMSIG(st));
+	else
+		printf("%s %d - %s # %.1f s\n", ok ? "ok" : "not ok", num, t->name,
+		       (double)(now_ms() - t0) / 1000);
+	return ok;
+}
+
+static int wanted(const char *name, const char **only, int nonly)
+{
+	const char *skip = getenv("HARNESS_SKIP");
+	int want = !nonly, j;
+
+	for (j = 0; j < nonly; j++)
+		if (strstr(name, only[j]))
+			want = 1;
+	while (want && skip && *skip) {
+		size_t len = strcspn(skip, ",");
+
+		if (len && memmem(name, strlen(name), skip, len))
+			want = 0;
+		skip += len + (skip[len] == ',');
+	}
+	return want;
+}
+
+int main(int argc, char **argv)
+{
+	const int ncases = (int)(sizeof(cases) / sizeof(cases[0]));
+	const char *only[64];
+	int nonly = 0, i, passed = 0, failed = 0, num = 0;
+	const char *ts = getenv("HARNESS_TIME_SCALE");
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	signal(SIGPIPE, SIG_IGN);
+	plugin_path[0] = 0;
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "-v"))
+			verbose = 1;
+		else if (strstr(argv[i], ".so"))
+			snprintf(plugin_path, sizeof(plugin_path), "%s", argv[i]);
+		else if (nonly < 64)
+			only[nonly++] = argv[i];
+	}
+	if (!plugin_path[0]) {
+		char self[4000];
+		ssize_t l = readlink("/proc/self/exe", self, sizeof(self) - 1);
+		char *slash;
+
+		if (l < 0)
+			l = 0;
+		self[l] = 0;
+		slash = strrchr(self, '/');
+		if (slash)
+			*slash = 0;
+		snprintf(plugin_path, sizeof(plugin_path), "%s/libnccl-net-devmem.so",
+			 slash ? self : ".");
+	}
+	if (ts && atof(ts) > 0)
+		time_scale = atof(ts);
+	/* All cases run over loopback. */
+	setenv("NCCL_DEVMEM_IFNAME", "lo", 1);
+	unsetenv("NCCL_DEVMEM_NSOCKS");
+	unsetenv("NCCL_DEVMEM_NTHREADS");
+	for (i = 0; i < ncases; i++)
+		num += wanted(cases[i].name, only, nonly);
+	printf("TAP version 13\n1..%d\n# plugin %s\n", num, plugin_path);
+	num = 0;
+	for (i = 0; i < ncases; i++) {
+		if (!wanted(cases[i].name, only, nonly))
+			continue;
+		if (run_case(++num, &cases[i]))
+			passed++;
+		else
+			failed++;
+	}
+	printf("%d passed, %d failed\n", passed, failed);
+	return failed ? 1 : 0;
+}

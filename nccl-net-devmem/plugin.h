@@ -1,0 +1,213 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Internal interfaces of the devmem net plugin.  Only glue.c exports
+ * symbols (the ncclNetPlugin_v8 and ncclNetPlugin_v11 tables); everything
+ * here is hidden by -fvisibility=hidden.
+ *
+ * Files:
+ *   glue.c     exported tables, v8/v11 shims, init/devices/getProperties
+ *   log.c      logging through NCCL's logger, environment, randomness
+ *   devices.c  device discovery (interfaces, sysfs properties)
+ *   conn.c     listen / connect / accept (non-blocking handshake)
+ *   copy.c     copy-mode data path: isend / irecv / test, progress threads
+ *   mr.c       memory registration
+ *   proto.c    wire formats (shared with the harness)
+ */
+#ifndef DM_PLUGIN_H
+#define DM_PLUGIN_H
+
+#include <net/if.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "nccl_net_api.h"
+#include "proto.h"
+
+#define DM_PLUGIN_NAME "devmem"
+
+/* ---- logging and environment (log.c) ---- */
+void dm_set_logger(ncclDebugLogger_t fn);
+void dm_log(ncclDebugLogLevel level, unsigned long flags, const char *where, int line,
+	    const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+#define DM_WARN(...) dm_log(NCCL_LOG_WARN, NCCL_ALL, __FILE__, __LINE__, __VA_ARGS__)
+#define DM_INFO(flags, ...) dm_log(NCCL_LOG_INFO, (flags), __func__, __LINE__, __VA_ARGS__)
+
+/* Integer from the environment, `def` when unset; out of [min, max] or not
+ * a number: a WARN and `def`. */
+int dm_env_int(const char *name, int def, int min, int max);
+uint64_t dm_random64(void);
+uint64_t dm_now_ms(void);
+
+/* Environment and defaults. */
+#define DM_ENV_NSOCKS "NCCL_DEVMEM_NSOCKS"
+#define DM_ENV_NTHREADS "NCCL_DEVMEM_NTHREADS"
+#define DM_ENV_IFNAME "NCCL_DEVMEM_IFNAME"
+#define DM_ENV_CONNECT_TIMEOUT "NCCL_DEVMEM_CONNECT_TIMEOUT_MS"
+#define DM_DEFAULT_NSOCKS 4
+#define DM_DEFAULT_NTHREADS 2
+#define DM_MAX_THREADS DM_MAX_SOCKS
+#define DM_DEFAULT_CONNECT_TIMEOUT_MS 30000
+#define DM_MAX_RECVS 8		/* maxRecvs: buffers of one multi-recv */
+
+/* ---- devices (devices.c) ---- */
+#define DM_MAX_DEVS 32
+struct dm_dev {
+	char name[IF_NAMESIZE];
+	char *pci_path;		/* NULL: not a PCI device (virtual NIC) */
+	int speed;		/* Mbps */
+	int ifindex;
+	int family;		/* 4 or 6 */
+	uint8_t addr[16];
+	uint32_t scope_id;
+};
+/* Discovers once per process (NCCL_DEVMEM_IFNAME is read then); thread safe. */
+int dm_devices_init(void);
+/* NULL when dev is out of range or discovery has not run. */
+const struct dm_dev *dm_dev_get(int dev);
+
+/* ---- per-communicator context (v11 init/finalize; NULL under v8) ---- */
+#define DM_CTX_MAGIC 0x64637478u
+struct dm_ctx {
+	uint32_t magic;
+	uint64_t comm_id;
+	int traffic_class;
+};
+
+/* ---- connections (conn.c) ---- */
+ncclResult_t dm_listen(struct dm_ctx *ctx, int dev, void *handle, void **listen_comm);
+ncclResult_t dm_connect(struct dm_ctx *ctx, int dev, void *handle, void **send_comm);
+ncclResult_t dm_accept(void *listen_comm, void **recv_comm);
+ncclResult_t dm_close_listen(void *listen_comm);
+
+/* ---- data path (copy.c) ---- */
+#define DM_SEND_MAGIC 0x64736e64u
+#define DM_RECV_MAGIC 0x64726376u
+#define DM_REQ_MAGIC 0x64726571u
+#define DM_MAX_REQS NCCL_NET_MAX_REQUESTS
+#define DM_MAX_MSGS (DM_MAX_REQS * DM_MAX_RECVS)
+
+struct dm_comm;
+
+/* A request: one isend, or one irecv of n <= DM_MAX_RECVS buffers. */
+struct dm_req {
+	uint32_t magic;
+	struct dm_comm *comm;
+	uint64_t seq;
+	int state;		/* DM_REQ_FREE / ACTIVE / DONE */
+	int n;
+	/* send */
+	char *data;
+	uint64_t size;
+	uint32_t tag;
+	unsigned first_sock, nchunks, chunks_left;
+	uint64_t chunk;
+	int ctrl_done;
+	/* recv */
+	char *dst[DM_MAX_RECVS];
+	uint64_t cap[DM_MAX_RECVS];
+	uint32_t tags[DM_MAX_RECVS];
+	uint64_t got[DM_MAX_RECVS];
+	unsigned matched_mask;
+	int nmatched;
+	int msgs_left;
+};
+enum { DM_REQ_FREE = 0, DM_REQ_ACTIVE, DM_REQ_DONE };
+
+/* A received message, from its SEND until its last byte is in place. */
+struct dm_msg {
+	uint64_t idx;
+	int live;
+	char *dst;
+	uint64_t size;
+	uint64_t chunk;
+	unsigned first_sock, nchunks, chunks_left;
+	struct dm_req *req;
+};
+
+/* Progress of one data socket, owned by one worker thread. */
+struct dm_sock {
+	int fd;
+	uint64_t cursor;	/* next request (send) or message (recv) to look at */
+	int busy;		/* a chunk is in progress: */
+	char *ptr;		/* its next byte */
+	uint64_t left;		/* and how many remain */
+	uint64_t owner;		/* seq/idx of the current chunk's request/message */
+};
+
+struct dm_worker {
+	struct dm_comm *comm;
+	int idx;
+	int efd;		/* eventfd: wake-up on new work and stop */
+	pthread_t tid;
+	int started;
+};
+
+/* Control socket progress (worker 0 owns it). */
+struct dm_ctrl {
+	int fd;
+	uint32_t seq;		/* next seq to send / expected */
+	uint8_t buf[DM_HDR_LEN + DM_SEND_LEN + DM_INLINE_MAX];
+	size_t off, len;
+	/* send side */
+	uint64_t cursor;
+	/* recv side */
+	int state;		/* DM_RX_* (copy.c) */
+	struct dm_hdr hdr;
+	struct dm_send_desc desc;
+	char *inl_dst;
+	uint64_t inl_left;
+	struct dm_msg *inl_msg;
+};
+
+struct dm_comm {
+	uint32_t magic;
+	int dev;
+	uint64_t comm_id;
+	int nsocks, nthreads;
+	char peer[64];
+	pthread_mutex_t lock;
+	atomic_int error;	/* ncclResult_t, 0 while healthy */
+	atomic_int stop;
+	struct dm_ctrl ctrl;
+	struct dm_sock socks[DM_MAX_SOCKS];
+	struct dm_worker workers[DM_MAX_THREADS];
+	struct dm_req reqs[DM_MAX_REQS];
+	uint64_t posted;	/* requests posted so far */
+	uint64_t chunk_cursor;	/* chunks of all earlier messages */
+	/* recv side */
+	struct dm_msg msgs[DM_MAX_MSGS];
+	uint64_t nmsgs;		/* messages published to the data workers */
+	uint64_t match_seq;	/* request the next SEND is matched to */
+	int peer_closed;
+};
+
+/* Takes ownership of the fds (closed on failure too).  NULL on failure. */
+struct dm_comm *dm_comm_create(int is_send, int dev, const struct dm_ctx *ctx, int ctrl_fd,
+			       const int *data_fds, int nsocks, const char *peer);
+/* Returns the comm when `p` is a live send (want 1), recv (0) or either (-1) comm. */
+struct dm_comm *dm_comm_check(void *p, int want);
+ncclResult_t dm_isend(void *send_comm, void *data, uint64_t size, int tag, void *mh,
+		      void **request);
+ncclResult_t dm_irecv(void *recv_comm, int n, void **data, const uint64_t *sizes,
+		      const int *tags, void **mhs, void **request);
+ncclResult_t dm_test(void *request, int *done, int *sizes);
+ncclResult_t dm_close_comm(void *comm, int want);
+
+/* ---- memory registration (mr.c) ---- */
+#define DM_MR_MAGIC 0x646d7272u
+struct dm_mr {
+	uint32_t magic;
+	void *comm;
+	char *base;
+	size_t size;
+	int type;
+};
+ncclResult_t dm_reg_mr(void *comm, void *data, size_t size, int type, void **mh);
+ncclResult_t dm_reg_mr_dmabuf(void *comm, void *data, size_t size, int type, uint64_t offset,
+			      int fd, void **mh);
+ncclResult_t dm_dereg_mr(void *comm, void *mh);
+/* 0 when [data, data + size) lies in the region `mh` registered on `comm`. */
+int dm_mr_covers(const void *comm, void *mh, const void *data, uint64_t size);
+
+#endif
