@@ -336,6 +336,11 @@ static int connecting_progress(struct dm_connecting *c)
 	size_t want;
 	int i, all = 1;
 
+	/* bounded as a whole: TCP setup, the HELLOs and the ACCEPT alike */
+	if (dm_now_ms() > c->deadline) {
+		DM_WARN("connect to %s: timed out", c->peer_str);
+		return -ncclSystemError;
+	}
 	for (i = 0; i <= c->nsocks; i++) {
 		if (!c->connected[i]) {
 			struct pollfd p = { .fd = c->fds[i], .events = POLLOUT };

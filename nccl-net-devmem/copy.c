@@ -48,7 +48,7 @@ static void set_error(struct dm_comm *c, ncclResult_t err, const char *fmt, ...)
 
 static void set_error(struct dm_comm *c, ncclResult_t err, const char *fmt, ...)
 {
-	int expect = 0;
+	int expect = 0, i;
 	char msg[256];
 	va_list ap;
 
@@ -58,6 +58,13 @@ static void set_error(struct dm_comm *c, ncclResult_t err, const char *fmt, ...)
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	DM_WARN("%s comm %p (dev %d, peer %s): %s", kind(c), (void *)c, c->dev, c->peer, msg);
+	/* The peer must learn it too, or it waits for ever on a stream
+	 * nobody reads. shutdown(), not close(): the fds stay valid for the
+	 * other workers until the comm is destroyed.
+	 */
+	shutdown(c->ctrl.fd, SHUT_RDWR);
+	for (i = 0; i < c->nsocks; i++)
+		shutdown(c->socks[i].fd, SHUT_RDWR);
 }
 
 static void wake(struct dm_comm *c, int from)

@@ -18,7 +18,8 @@
  *   - netDeviceType is HOST: NCCL_NET_DEVICE_UNPACK (version 0x7) comes
  *     with devmem RX, and with it irecvConsumed and getDeviceMr, NULL in
  *     both tables today (NCCL checks them before calling);
- *   - regMrDmaBuf fails (devmem TX binds in it later);
+ *   - regMrDmaBuf is NULL (devmem TX binds in it later): NCCL then never
+ *     takes the plugin for dma-buf capable;
  *   - iflush has nothing to flush for host memory: *request = NULL;
  *   - makeVDevice and setNetAttr are NULL (optional in v11).
  */
@@ -51,7 +52,12 @@ static ncclResult_t get_props(int dev, ncclNetProperties_v11_t *p)
 	p->port = 0;
 	p->latency = 0;
 	p->maxComms = DM_MAX_COMMS;
-	p->maxRecvs = DM_MAX_RECVS;
+	/* One buffer per receive: NCCL issues the sends of a multi-recv's
+	 * tags independently, so a sender could run a group ahead of the
+	 * receiver's grouping; grouping needs a receiver-to-sender "posted"
+	 * message first (the comm itself handles up to DM_MAX_RECVS).
+	 */
+	p->maxRecvs = 1;
 	p->netDeviceType = NCCL_NET_DEVICE_HOST;
 	p->netDeviceVersion = NCCL_NET_DEVICE_INVALID_VERSION;
 	p->vProps.ndevs = 1;
@@ -197,7 +203,7 @@ DM_EXPORT ncclNet_v8_t ncclNetPlugin_v8 = {
 	.connect = connect_v8,
 	.accept = accept_v8,
 	.regMr = dm_reg_mr,
-	.regMrDmaBuf = dm_reg_mr_dmabuf,
+	.regMrDmaBuf = NULL,	/* devmem TX (step 3) binds in it */
 	.deregMr = dm_dereg_mr,
 	.isend = isend_v8,
 	.irecv = irecv_v8,
@@ -315,7 +321,7 @@ DM_EXPORT ncclNet_v11_t ncclNetPlugin_v11 = {
 	.connect = connect_v11,
 	.accept = accept_v8,
 	.regMr = dm_reg_mr,
-	.regMrDmaBuf = dm_reg_mr_dmabuf,
+	.regMrDmaBuf = NULL,	/* devmem TX (step 3) binds in it */
 	.deregMr = dm_dereg_mr,
 	.isend = isend_v11,
 	.irecv = irecv_v11,
