@@ -13,6 +13,7 @@
 #   make check-deb  boot a debootstrapped Debian 12 with them, run the demo
 #   make nccl       the NCCL net plugin (build/nccl/libnccl-net-devmem.so)
 #   make check-nccl the plugin's harness on this host (copy mode, loopback)
+#   make check-nccl-gpu  the plugin under real NCCL on 2 GPUs (not in check)
 #
 # See README.md.
 
@@ -43,11 +44,11 @@ CONFIGS_kmsan := x86_64_defconfig devmem.config devmem-kmsan.config
 KMAKE_kmsan := LLVM=1
 export KMAKE = $(KMAKE_$(FLAVOR))
 
-.PHONY: all deps tree config kernel selftests vm demo check check-nodevmem check-kmsan deb check-deb bench refresh series series-check nccl check-nccl clean help
+.PHONY: all deps tree config kernel selftests vm demo check check-nodevmem check-kmsan deb check-deb bench refresh series series-check nccl check-nccl check-nccl-gpu clean help
 .DEFAULT_GOAL := help
 
 help:
-	@sed -n '2,17p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '2,18p' Makefile | sed 's/^# \{0,1\}//'
 
 # Installs the packages below as root when any is missing (apt-get).
 deps:
@@ -144,6 +145,11 @@ nccl:
 
 check-nccl:
 	@$(MAKE) -s -C "$(TOP)/nccl-net-devmem" O="$(BUILD)/nccl" test
+
+# Needs 2 GPUs, PyTorch with NCCL: collectives checked, and the benchmark
+# against NCCL's socket transport (nccl-net-devmem/gpu-test.sh).
+check-nccl-gpu:
+	@"$(TOP)/nccl-net-devmem/gpu-test.sh" "$(BUILD)/nccl/gpu"
 
 clean:
 	@"$(TOP)/mk/clean.sh"

@@ -19,8 +19,9 @@ n=0
 expected=$(grep -c . "$build"/selftests/kselftest-list.txt)
 echo "check: running $expected selftest(s) in the guest"
 FLAVOR=debug VM_TIMEOUT=${VM_TIMEOUT:-3600} "$top"/vm/run -l "$build"/vm/check -- \
-	"$build"/selftests/run_kselftest.sh > "$out/guest.tap"
+	"$build"/selftests/run_kselftest.sh > "$out/guest.tap" 2> "$out/vm-run.err"
 vmrc=$?
+cat "$out/vm-run.err" >&2
 cat "$out/guest.tap"
 # A kselftest_harness program reports its own test cases as "# ok N ..."
 # before its overall line: count the cases, and the program only when it
@@ -68,5 +69,11 @@ fail=$(grep -c '^not ok ' "$out/results.tap" | tr -d ' ')
 pass=$((pass - skip))
 summary="$pass passed, $fail failed"
 [ "$skip" -gt 0 ] && summary+=", $skip skipped"
+# A CI log keeps only its tail: repeat why the guest failed just above
+# the summary, where it is read.
+if [ "$vmrc" -ge 124 ] && [ "$vmrc" -le 126 ]; then
+	echo "# the guest's failure again (vm/run exit $vmrc):"
+	sed 's/^/# /' "$out/vm-run.err"
+fi
 echo "$summary"
 [ "$fail" -eq 0 ]
