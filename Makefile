@@ -78,7 +78,7 @@ demo:
 	@"$(TOP)/mk/demo.sh" $(if $(filter command line,$(origin FLAVOR)),$(FLAVOR),prod)
 
 check:
-	@$(MAKE) -s FLAVOR=debug kernel selftests
+	@$(MAKE) -s FLAVOR=debug kernel selftests nccl
 	@"$(TOP)/mk/check.sh"
 
 # The series with CONFIG_NET_DEVMEM off: builds, boots, and bind-rx says so.

@@ -51,7 +51,17 @@ case $vmrc in
 *) tap "ok $n guest: kernel log clean and guest finished" ;;
 esac
 
-# 2. The runner itself: it must be able to fail.
+# 2. The NCCL plugin's harness on this host, over loopback (the guest ran
+# its cases over the wire in nccl_plugin.sh).
+n=$((n + 1))
+if "$build"/nccl/nccl_harness "$build"/nccl/libnccl-net-devmem.so > "$out/host-nccl.log" 2>&1; then
+	tap "ok $n host: nccl plugin harness ($(tail -1 "$out/host-nccl.log"))"
+else
+	sed 's/^/# /' "$out/host-nccl.log"
+	tap "not ok $n host: nccl plugin harness"
+fi
+
+# 3. The runner itself: it must be able to fail.
 for t in "$top"/vm/tests/*.sh; do
 	name=$(basename "$t" .sh)
 	n=$((n + 1))

@@ -61,6 +61,7 @@ struct dm_listen {
 	struct dm_pending pend[DM_MAX_PENDING];
 	struct dm_group groups[DM_MAX_GROUPS];
 	int complained;
+	struct dm_rx_region *rx;	/* devmem RX region (a reference), NULL: copy mode */
 };
 
 struct dm_connecting {
@@ -79,6 +80,7 @@ struct dm_connecting {
 	size_t sent[1 + DM_MAX_SOCKS];
 	uint8_t rbuf[DM_HDR_LEN + DM_HELLO_LEN];
 	size_t roff;
+	uint32_t accept_flags;
 };
 
 static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -231,6 +233,8 @@ ncclResult_t dm_listen(struct dm_ctx *ctx, int dev, void *handle, void **listen_
 	memcpy(h.addr, d->addr, 16);
 	h.nonce = l->nonce = dm_random64();
 	dm_handle_encode(handle, &h);
+	/* bound once per device and process: a later listen only takes a reference */
+	l->rx = dm_rx_get(dev);
 	l->magic = DM_LISTEN_MAGIC;
 	*listen_comm = l;
 	DM_INFO(NCCL_NET, "listening on %s port %u (dev %d, comm 0x%llx)", d->name, h.port, dev,
@@ -427,10 +431,12 @@ static int connecting_progress(struct dm_connecting *c)
 	}
 	if (dm_get64(c->rbuf + DM_HDR_LEN) != c->conn_id ||
 	    dm_get16(c->rbuf + DM_HDR_LEN + 8) != c->nsocks ||
-	    dm_get16(c->rbuf + DM_HDR_LEN + 10) || dm_get32(c->rbuf + DM_HDR_LEN + 12)) {
+	    dm_get16(c->rbuf + DM_HDR_LEN + 10) ||
+	    (dm_get32(c->rbuf + DM_HDR_LEN + 12) & ~DM_ACCEPT_FLAGS_KNOWN)) {
 		DM_WARN("connect to %s: ACCEPT does not match this connection", c->peer_str);
 		return -ncclRemoteError;
 	}
+	c->accept_flags = dm_get32(c->rbuf + DM_HDR_LEN + 12);
 	return 1;
 }
 
@@ -481,7 +487,9 @@ ncclResult_t dm_connect(struct dm_ctx *ctx, int dev, void *handle, void **send_c
 		return (ncclResult_t)-r;
 	}
 	comm = dm_comm_create(1, c->dev, c->has_ctx ? &c->ctx : NULL, c->fds[0], c->fds + 1,
-			      c->nsocks, c->peer_str);
+			      c->nsocks, c->peer_str, NULL, NULL,
+			      c->accept_flags & DM_ACCEPT_DEVMEM_RX ? "peer receives with devmem RX" :
+								      "peer receives in copy mode");
 	memset(c->fds, -1, sizeof(c->fds));	/* owned by the comm now */
 	connecting_free(c);
 	if (!comm)
@@ -684,6 +692,9 @@ ncclResult_t dm_accept(void *listen_comm, void **recv_comm)
 		struct sockaddr_storage ss;
 		socklen_t sl = sizeof(ss);
 		struct dm_ctx ctx = { .comm_id = l->comm_id };
+		struct dm_rx_region *rx = NULL;
+		int locs[DM_MAX_SOCKS];
+		char mode[360] = "copy mode";
 		struct dm_comm *comm;
 		char peer[64] = "?";
 
@@ -703,20 +714,37 @@ ncclResult_t dm_accept(void *listen_comm, void **recv_comm)
 			}
 			continue;
 		}
+		/* steered before ACCEPT: no payload can come before */
+		if (l->rx) {
+			char why[300];
+
+			if (!dm_rx_steer(l->rx, g->fds + 1, g->nsocks, locs, why, sizeof(why))) {
+				rx = dm_rx_ref(l->rx);
+				snprintf(mode, sizeof(mode), "devmem RX (binding %u)", rx->id);
+			} else {
+				atomic_fetch_add(&l->rx->steer_failures, 1);
+				snprintf(mode, sizeof(mode), "copy mode: %s", why);
+			}
+		}
 		dm_hdr_encode(m, DM_MSG_ACCEPT, DM_ACCEPT_LEN, 0);
 		dm_put64(m + DM_HDR_LEN, g->conn_id);
 		dm_put16(m + DM_HDR_LEN + 8, (uint16_t)g->nsocks);
 		dm_put16(m + DM_HDR_LEN + 10, 0);
-		dm_put32(m + DM_HDR_LEN + 12, 0);
+		dm_put32(m + DM_HDR_LEN + 12, rx ? DM_ACCEPT_DEVMEM_RX : 0);
 		if (send_small(g->fds[0], m, sizeof(m), 1000)) {
 			DM_WARN("accept: connection 0x%llx: peer gone before ACCEPT: dropped",
 				(unsigned long long)g->conn_id);
+			if (rx) {
+				dm_rx_unsteer(rx, locs, g->nsocks);
+				dm_rx_put(rx);
+			}
 			group_drop(g);
 			continue;
 		}
 		if (!getpeername(g->fds[0], (struct sockaddr *)&ss, &sl))
 			sockaddr_str(&ss, peer, sizeof(peer));
-		comm = dm_comm_create(0, l->dev, &ctx, g->fds[0], g->fds + 1, g->nsocks, peer);
+		comm = dm_comm_create(0, l->dev, &ctx, g->fds[0], g->fds + 1, g->nsocks, peer, rx,
+				      locs, mode);
 		memset(g->fds, -1, sizeof(g->fds));	/* owned (or closed) by dm_comm_create */
 		g->used = 0;
 		g->have = 0;
@@ -743,6 +771,7 @@ ncclResult_t dm_close_listen(void *listen_comm)
 	for (i = 0; i < DM_MAX_GROUPS; i++)
 		group_drop(&l->groups[i]);
 	close(l->fd);
+	dm_rx_put(l->rx);
 	l->magic = 0;
 	free(l);
 	return ncclSuccess;

@@ -205,6 +205,17 @@ static int data_send_step(struct dm_comm *c, int k, short *ev)
 
 /* ---------- receive side ---------- */
 
+/* recv() on a socket of a recv comm: with devmem RX, through the region
+ * (any of the comm's flows may have landed in it).  On a devmem error -1
+ * with *why set. */
+static ssize_t comm_recv(struct dm_comm *c, int fd, void *buf, size_t len, const char **why)
+{
+	*why = NULL;
+	if (c->rx)
+		return dm_rx_recv(c->rx, fd, buf, len, &c->rxcnt, why);
+	return recv(fd, buf, len, MSG_DONTWAIT);
+}
+
 static void msg_complete(struct dm_msg *m)
 {
 	struct dm_req *q = m->req;
@@ -293,7 +304,7 @@ static int ctrl_read_hdr(struct dm_comm *c, short *ev)
 
 	for (;;) {
 		size_t want = x->off < DM_HDR_LEN ? DM_HDR_LEN : DM_HDR_LEN + DM_SEND_LEN;
-		ssize_t r = recv(x->fd, x->buf + x->off, want - x->off, MSG_DONTWAIT);
+		ssize_t r = comm_recv(c, x->fd, x->buf + x->off, want - x->off, &why);
 
 		if (r == 0) {
 			set_error(c, ncclRemoteError, "peer closed the control socket%s",
@@ -307,7 +318,8 @@ static int ctrl_read_hdr(struct dm_comm *c, short *ev)
 			}
 			if (errno == EINTR)
 				continue;
-			set_error(c, ncclRemoteError, "control socket: %s", strerror(errno));
+			set_error(c, why ? ncclSystemError : ncclRemoteError, "control socket: %s",
+				  why ? why : strerror(errno));
 			return -1;
 		}
 		x->off += (size_t)r;
@@ -356,6 +368,7 @@ static int ctrl_read_hdr(struct dm_comm *c, short *ev)
 static int ctrl_recv_step(struct dm_comm *c, short *ev)
 {
 	struct dm_ctrl *x = &c->ctrl;
+	const char *why;
 	int r;
 
 	switch (x->state) {
@@ -376,7 +389,7 @@ static int ctrl_recv_step(struct dm_comm *c, short *ev)
 		return 1;
 	case DM_RX_INLINE:
 		while (x->inl_left) {
-			ssize_t n = recv(x->fd, x->inl_dst, x->inl_left, MSG_DONTWAIT);
+			ssize_t n = comm_recv(c, x->fd, x->inl_dst, x->inl_left, &why);
 
 			if (n > 0) {
 				x->inl_dst += n;
@@ -385,8 +398,9 @@ static int ctrl_recv_step(struct dm_comm *c, short *ev)
 				*ev = POLLIN;
 				return 0;
 			} else if (!(n < 0 && errno == EINTR)) {
-				set_error(c, ncclRemoteError, "control socket: %s",
-					  n ? strerror(errno) : "closed in the middle of a message");
+				set_error(c, why ? ncclSystemError : ncclRemoteError,
+					  "control socket: %s", why ? why : n ? strerror(errno) :
+					  "closed in the middle of a message");
 				return -1;
 			}
 		}
@@ -407,6 +421,7 @@ static int data_recv_step(struct dm_comm *c, int k, short *ev)
 {
 	struct dm_sock *s = &c->socks[k];
 	uint64_t moved = 0;
+	const char *why;
 
 	if (!s->busy) {
 		pthread_mutex_lock(&c->lock);
@@ -432,7 +447,7 @@ static int data_recv_step(struct dm_comm *c, int k, short *ev)
 			return 0;
 	}
 	while (s->left) {
-		ssize_t r = recv(s->fd, s->ptr, s->left, MSG_DONTWAIT);
+		ssize_t r = comm_recv(c, s->fd, s->ptr, s->left, &why);
 
 		if (r > 0) {
 			s->ptr += r;
@@ -444,8 +459,9 @@ static int data_recv_step(struct dm_comm *c, int k, short *ev)
 			*ev = POLLIN;
 			return 0;
 		} else if (!(r < 0 && errno == EINTR)) {
-			set_error(c, ncclRemoteError, "data socket %d: %s", k,
-				  r ? strerror(errno) : "peer closed it in the middle of a message");
+			set_error(c, why ? ncclSystemError : ncclRemoteError, "data socket %d: %s", k,
+				  why ? why : r ? strerror(errno) :
+				  "peer closed it in the middle of a message");
 			return -1;
 		}
 	}
@@ -529,13 +545,19 @@ static void comm_destroy(struct dm_comm *c)
 			close(c->socks[i].fd);
 	if (c->ctrl.fd >= 0)
 		close(c->ctrl.fd);
+	/* after the sockets, which held the region's tokens */
+	if (c->rx) {
+		dm_rx_unsteer(c->rx, c->steer_locs, c->nsocks);
+		dm_rx_put(c->rx);
+	}
 	pthread_mutex_destroy(&c->lock);
 	c->magic = 0;
 	free(c);
 }
 
 struct dm_comm *dm_comm_create(int is_send, int dev, const struct dm_ctx *ctx, int ctrl_fd,
-			       const int *data_fds, int nsocks, const char *peer)
+			       const int *data_fds, int nsocks, const char *peer,
+			       struct dm_rx_region *rx, const int *steer_locs, const char *mode)
 {
 	struct dm_comm *c = calloc(1, sizeof(*c));
 	int i;
@@ -544,8 +566,18 @@ struct dm_comm *dm_comm_create(int is_send, int dev, const struct dm_ctx *ctx, i
 		close(ctrl_fd);
 		for (i = 0; i < nsocks; i++)
 			close(data_fds[i]);
+		if (rx) {
+			int locs[DM_MAX_SOCKS];
+
+			memcpy(locs, steer_locs, sizeof(int) * (size_t)nsocks);
+			dm_rx_unsteer(rx, locs, nsocks);
+			dm_rx_put(rx);
+		}
 		return NULL;
 	}
+	c->rx = rx;
+	for (i = 0; i < DM_MAX_SOCKS; i++)
+		c->steer_locs[i] = rx && i < nsocks ? steer_locs[i] : -1;
 	c->magic = is_send ? DM_SEND_MAGIC : DM_RECV_MAGIC;
 	c->dev = dev;
 	c->comm_id = ctx ? ctx->comm_id : 0;
@@ -586,9 +618,9 @@ struct dm_comm *dm_comm_create(int is_send, int dev, const struct dm_ctx *ctx, i
 		c->workers[i].started = 1;
 	}
 	DM_INFO(NCCL_INIT | NCCL_NET,
-		"%s comm %p dev %d peer %s (comm 0x%llx): %d data sockets, %d threads, copy mode",
+		"%s comm %p dev %d peer %s (comm 0x%llx): %d data sockets, %d threads, %s",
 		kind(c), (void *)c, dev, c->peer, (unsigned long long)c->comm_id, nsocks,
-		c->nthreads);
+		c->nthreads, mode);
 	return c;
 fail:
 	comm_destroy(c);
@@ -785,8 +817,15 @@ ncclResult_t dm_close_comm(void *comm, int want)
 		if (send(c->ctrl.fd, m, sizeof(m), MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
 			DM_INFO(NCCL_NET, "send comm %p: CLOSE not sent: %m", (void *)c);
 	}
-	DM_INFO(NCCL_NET, "%s comm %p closed%s", kind(c), comm,
-		clean ? "" : " with requests in flight or after an error");
+	if (c->rx)
+		DM_INFO(NCCL_NET, "%s comm %p closed%s: %llu bytes received into the dma-buf, "
+			"%llu in host memory", kind(c), comm,
+			clean ? "" : " with requests in flight or after an error",
+			(unsigned long long)atomic_load(&c->rxcnt.dmabuf),
+			(unsigned long long)atomic_load(&c->rxcnt.host));
+	else
+		DM_INFO(NCCL_NET, "%s comm %p closed%s", kind(c), comm,
+			clean ? "" : " with requests in flight or after an error");
 	for (i = 0; i < DM_MAX_REQS; i++)
 		c->reqs[i].magic = 0;
 	comm_destroy(c);

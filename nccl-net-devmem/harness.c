@@ -23,6 +23,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <net/if.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
@@ -33,6 +34,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -53,6 +56,21 @@ static char plugin_path[4096];
 static double time_scale = 1.0;
 static int verbose;
 static atomic_int warns;
+
+/* HARNESS_WIRE=SRV_NS,SRV_IF,CLI_NS,CLI_IF: the "wire-" cases, between two
+ * network namespaces over real NICs; the receiving side runs in SRV_NS on
+ * SRV_IF, the peer (the sender) in CLI_NS on CLI_IF. */
+static struct {
+	int on;
+	char srv_ns[64], srv_if[IF_NAMESIZE], cli_ns[64], cli_if[IF_NAMESIZE];
+} wire;
+static int in_peer;		/* this process is a forked peer (the sender) */
+static const char *dev_name = "lo";	/* the device net_up() looks for */
+
+/* What the plugin logged in this process, for the cases that check it. */
+static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
+static char log_text[1 << 16];
+static size_t log_len;
 
 /* ---------------------------------------------------------------- utils */
 
@@ -99,11 +117,19 @@ static void hlog(ncclDebugLogLevel level, unsigned long flags, const char *file,
 	(void)flags;
 	if (level == NCCL_LOG_WARN)
 		atomic_fetch_add(&warns, 1);
-	if (!verbose)
-		return;
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
+	pthread_mutex_lock(&log_lock);
+	if (log_len + strlen(buf) + 2 < sizeof(log_text)) {
+		memcpy(log_text + log_len, buf, strlen(buf));
+		log_len += strlen(buf);
+		log_text[log_len++] = '\n';
+		log_text[log_len] = 0;
+	}
+	pthread_mutex_unlock(&log_lock);
+	if (!verbose)
+		return;
 	diag("%s %s:%d %s", level == NCCL_LOG_WARN ? "WARN" : "INFO", file, line, buf);
 }
 
@@ -266,12 +292,48 @@ static ncclResult_t net_init(struct net *n, uint64_t comm_id)
 	return n->v11->init(&n->ctx, comm_id, &cfg, hlog, NULL);
 }
 
-/* net_open + net_init + a device named "lo". */
+/* The line of this process' plugin log that holds `what`, or NULL. */
+static const char *log_find(const char *what)
+{
+	const char *p;
+
+	pthread_mutex_lock(&log_lock);
+	p = strstr(log_text, what);
+	pthread_mutex_unlock(&log_lock);
+	return p;
+}
+
+/* With HARNESS_WIRE: moves this process into its side's namespace, with
+ * that namespace's /sys (as "ip netns exec" does), and names its NIC. */
+static int wire_enter(void)
+{
+	const char *ns = in_peer ? wire.cli_ns : wire.srv_ns;
+	char path[128];
+	int fd;
+
+	if (!wire.on || strcmp(dev_name, "lo"))
+		return 0;
+	snprintf(path, sizeof(path), "/var/run/netns/%s", ns);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		FAIL("%s: %m", path);
+	if (setns(fd, CLONE_NEWNET))
+		FAIL("setns %s: %m", ns);
+	close(fd);
+	if (unshare(CLONE_NEWNS) || mount(NULL, "/", NULL, MS_SLAVE | MS_REC, NULL) ||
+	    umount2("/sys", MNT_DETACH) || mount("sysfs", "/sys", "sysfs", 0, NULL))
+		FAIL("a /sys of netns %s: %m", ns);
+	dev_name = in_peer ? wire.cli_if : wire.srv_if;
+	setenv("NCCL_DEVMEM_IFNAME", dev_name, 1);
+	return 0;
+}
+
+/* net_open + net_init + the device named dev_name ("lo", or the side's NIC). */
 static int net_up(struct net *n, int ver, int *dev)
 {
 	int ndev = 0, i;
 
-	if (net_open(n, ver))
+	if (wire_enter() || net_open(n, ver))
 		return -1;
 	if (net_init(n, 0x1234 + (uint64_t)getpid()) != ncclSuccess)
 		FAIL("v%d init failed", ver);
@@ -280,12 +342,12 @@ static int net_up(struct net *n, int ver, int *dev)
 	for (i = 0; i < ndev; i++) {
 		ncclNetProperties_v8_t p;
 
-		if (n->v8->getProperties(i, &p) == ncclSuccess && !strcmp(p.name, "lo")) {
+		if (n->v8->getProperties(i, &p) == ncclSuccess && !strcmp(p.name, dev_name)) {
 			*dev = i;
 			return 0;
 		}
 	}
-	FAIL("no device \"lo\" among %d", ndev);
+	FAIL("no device \"%s\" among %d", dev_name, ndev);
 }
 
 static void net_down(struct net *n)
@@ -432,6 +494,7 @@ static int peer_spawn(struct peer *p, peer_fn fn, void *arg)
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		close(a[1]);
 		close(b[0]);
+		in_peer = 1;
 		_exit(fn(&self) ? 1 : 0);
 	}
 	close(a[0]);
@@ -2450,8 +2513,8 @@ static int fuzz_accept_answer(struct net *n, int dev, int k, struct rng *r)
 		case 7:
 			m[5] = DM_MSG_SEND;
 			break;
-		case 8:
-			dm_put32(m + 28, 1);
+		case 8:		/* an ACCEPT flag this version does not know */
+			dm_put32(m + 28, DM_ACCEPT_DEVMEM_RX << 1);
 			break;
 		case 9:
 			len = 8;	/* then close */
@@ -2535,6 +2598,123 @@ static int case_fuzz(void)
 
 /* -------------------------------------------------------------- the runner */
 
+/* ------------------------------------------- over the wire (HARNESS_WIRE) */
+
+/* Payload bytes of a plan that travel on data sockets (not inline). */
+static uint64_t plan_data_bytes(const struct plan *p)
+{
+	uint64_t sum = 0;
+	int i, j;
+
+	for (i = 0; i < p->ngroups; i++)
+		for (j = 0; j < p->g[i].n; j++)
+			if (p->g[i].size[j] > DM_INLINE_MAX)
+				sum += p->g[i].size[j];
+	return sum;
+}
+
+/* The number the plugin logged just before `what`, or -1. */
+static long long logged_number(const char *what)
+{
+	const char *p = log_find(what), *q;
+
+	if (!p || p < log_text + 2)
+		return -1;
+	q = p - 1;
+	while (q > log_text && q[-1] >= '0' && q[-1] <= '9')
+		q--;
+	return q < p - 1 ? strtoll(q, NULL, 10) : -1;
+}
+
+/* Checks how the receiver took the plan: `expect` NULL = devmem RX, with
+ * at least 90% of the data sockets' bytes through the dma-buf; else copy
+ * mode, with `expect` in the log (the reason). */
+static int wire_expect(const struct plan *p, const char *expect)
+{
+	uint64_t want = plan_data_bytes(p);
+	long long got;
+
+	if (!expect) {
+		if (!log_find("devmem RX (binding"))
+			FAIL("the recv comm did not use devmem RX");
+		got = logged_number(" bytes received into the dma-buf");
+		if (got < 0 || (uint64_t)got * 10 < want * 9)
+			FAIL("%lld of %llu bytes came through the dma-buf", got,
+			     (unsigned long long)want);
+		diag("%lld of %llu data-socket bytes came through the dma-buf", got,
+		     (unsigned long long)want);
+		return 0;
+	}
+	if (log_find("devmem RX (binding"))
+		FAIL("devmem RX used, copy mode expected (%s)", expect);
+	if (!log_find(expect))
+		FAIL("copy mode without \"%s\" in the log", expect);
+	diag("copy mode: %s", log_find(expect));
+	return 0;
+}
+
+static const size_t wire_sizes[] = {
+	0, 1, 127, 128, 129, 1000, 4095, 4096, 4097, 65535, 65537, 131071, 262147, MIB,
+	MIB + 13, 3 * MIB + 1, 16 * MIB,
+};
+
+static int wire_sizes_case(const char *recv_env, const char *expect)
+{
+	struct plan p;
+	struct pair_cfg cfg = { .send_ver = 11, .recv_ver = 11, .plan = &p, .ms = 60000 };
+	int rc;
+
+	cfg.recv_env[0] = recv_env;
+	plan_sizes(&p, wire_sizes, (int)(sizeof(wire_sizes) / sizeof(wire_sizes[0])), 2, 77);
+	rc = run_pair(&cfg) || wire_expect(&p, expect);
+	plan_free(&p);
+	return rc ? -1 : 0;
+}
+
+static int case_wire_devmem_sizes(void)
+{
+	return wire_sizes_case(NULL, NULL);
+}
+
+/* 8 receives in flight, multi-recv of up to 4 buffers, v8 to v11. */
+static int case_wire_devmem_outstanding(void)
+{
+	struct plan p;
+	struct pair_cfg cfg = { .send_ver = 8, .recv_ver = 11, .plan = &p, .ms = 60000 };
+	int rc;
+
+	plan_random(&p, 200, 2 * MIB, 4, 8, 99);
+	rc = run_pair(&cfg) || wire_expect(&p, NULL);
+	plan_free(&p);
+	return rc ? -1 : 0;
+}
+
+static int case_wire_copy_env(void)
+{
+	return wire_sizes_case("NCCL_DEVMEM_RX=0", "copy mode");
+}
+
+/* Run with tcp-data-split off on the receiver's NIC (nccl_plugin.sh). */
+static int case_wire_bind_refused(void)
+{
+	return wire_sizes_case(NULL, "no devmem RX, copy mode: bind-rx of queue");
+}
+
+/* Run with the receiver NIC's rule table full (nccl_plugin.sh). */
+static int case_wire_steer_refused(void)
+{
+	return wire_sizes_case(NULL, "copy mode: ntuple rule");
+}
+
+static int case_wire_kill_sender(void)
+{
+	if (case_kill_sender())
+		return -1;
+	if (!log_find("devmem RX (binding"))
+		FAIL("the recv comm did not use devmem RX");
+	return 0;
+}
+
 struct tcase {
 	const char *name;
 	int (*fn)(void);
@@ -2557,6 +2737,13 @@ static const struct tcase cases[] = {
 	{ "receiver-killed", case_kill_receiver, 20 },
 	{ "close-in-flight", case_inflight, 20 },
 	{ "fuzz-control-protocol", case_fuzz, 40 },
+	/* with HARNESS_WIRE only */
+	{ "wire-devmem-rx-sizes", case_wire_devmem_sizes, 120 },
+	{ "wire-devmem-rx-8-outstanding", case_wire_devmem_outstanding, 120 },
+	{ "wire-copy-mode-env", case_wire_copy_env, 120 },
+	{ "wire-bind-refused", case_wire_bind_refused, 120 },
+	{ "wire-steering-refused", case_wire_steer_refused, 120 },
+	{ "wire-sender-killed", case_wire_kill_sender, 60 },
 };
 
 static int run_case(int num, const struct tcase *t)
@@ -2602,6 +2789,10 @@ static int wanted(const char *name, const char **only, int nonly)
 {
 	const char *skip = getenv("HARNESS_SKIP");
 	int want = !nonly, j;
+
+	/* the wire cases need HARNESS_WIRE, and with it only they run */
+	if (!strncmp(name, "wire-", 5) != !!wire.on)
+		return 0;
 
 	for (j = 0; j < nonly; j++)
 		if (strstr(name, only[j]))
@@ -2650,6 +2841,15 @@ int main(int argc, char **argv)
 	}
 	if (ts && atof(ts) > 0)
 		time_scale = atof(ts);
+	if (getenv("HARNESS_WIRE")) {
+		if (sscanf(getenv("HARNESS_WIRE"), "%63[^,],%15[^,],%63[^,],%15s", wire.srv_ns,
+			   wire.srv_if, wire.cli_ns, wire.cli_if) != 4) {
+			printf("HARNESS_WIRE=%s: not SRV_NS,SRV_IF,CLI_NS,CLI_IF\n",
+			       getenv("HARNESS_WIRE"));
+			return 2;
+		}
+		wire.on = 1;
+	}
 	/* All cases run over loopback. */
 	setenv("NCCL_DEVMEM_IFNAME", "lo", 1);
 	unsetenv("NCCL_DEVMEM_NSOCKS");

@@ -11,6 +11,9 @@
  *   conn.c     listen / connect / accept (non-blocking handshake)
  *   copy.c     copy-mode data path: isend / irecv / test, progress threads
  *   mr.c       memory registration
+ *   rx.c       devmem RX: the RX region, reading into it, tokens
+ *   nl.c       the netdev netlink family (bind-rx)
+ *   steer.c    ethtool ntuple rules (flow steering)
  *   proto.c    wire formats (shared with the harness)
  */
 #ifndef DM_PLUGIN_H
@@ -48,6 +51,10 @@ uint64_t dm_now_ms(void);
 #define DM_DEFAULT_NTHREADS 2
 #define DM_MAX_THREADS DM_MAX_SOCKS
 #define DM_DEFAULT_CONNECT_TIMEOUT_MS 30000
+#define DM_ENV_RX "NCCL_DEVMEM_RX"			/* 0: copy mode only */
+#define DM_ENV_RX_QUEUES "NCCL_DEVMEM_RX_QUEUES"	/* "N" or "A-B" */
+#define DM_ENV_RX_REGION_MB "NCCL_DEVMEM_RX_REGION_MB"
+#define DM_DEFAULT_RX_REGION_MB 64
 #define DM_MAX_RECVS 8		/* maxRecvs: buffers of one multi-recv */
 
 /* ---- devices (devices.c) ---- */
@@ -79,6 +86,62 @@ ncclResult_t dm_listen(struct dm_ctx *ctx, int dev, void *handle, void **listen_
 ncclResult_t dm_connect(struct dm_ctx *ctx, int dev, void *handle, void **send_comm);
 ncclResult_t dm_accept(void *listen_comm, void **recv_comm);
 ncclResult_t dm_close_listen(void *listen_comm);
+
+/* ---- netdev netlink (nl.c) ---- */
+struct dm_nl {
+	int fd;
+	uint32_t seq;
+	uint16_t family;
+};
+/* 0 or -errno; `why` says what failed. */
+int dm_nl_open(struct dm_nl *nl, char *why, size_t why_len);
+void dm_nl_close(struct dm_nl *nl);
+/* Binds the dma-buf to the RX queues; the binding lives as long as nl. */
+int dm_nl_bind_rx(struct dm_nl *nl, int ifindex, int dmabuf_fd, const unsigned *queues, int n,
+		  uint32_t *id, char *why, size_t why_len);
+
+/* ---- flow steering (steer.c) ---- */
+/* RX queues of the device (channels), or -errno. */
+int dm_ethtool_rx_queues(const char *ifname);
+/* An ntuple rule sending the TCP flow of connected socket fd (as received)
+ * to `queue`; its location in *loc.  0 or -errno. */
+int dm_steer_add(const char *ifname, int fd, unsigned queue, int *loc);
+int dm_steer_del(const char *ifname, int loc);
+
+/* ---- devmem RX (rx.c) ---- */
+#define DM_RX_MAX_QUEUES 16
+struct dm_rx_count {
+	atomic_ullong dmabuf, host;
+};
+struct dm_rx_region {
+	int refs;		/* under the registry's lock */
+	int dev, ifindex;
+	char ifname[IF_NAMESIZE];
+	struct dm_nl nl;	/* holds the binding */
+	int dmabuf_fd, memfd;
+	uint8_t *map;
+	size_t size;
+	uint32_t id;		/* binding id */
+	unsigned queues[DM_RX_MAX_QUEUES];
+	int nqueues;
+	atomic_ullong bytes_dmabuf, bytes_host;
+	atomic_ullong steer_failures;	/* connections served in copy mode */
+};
+/* The device's region with a reference, bound on first use; NULL: copy
+ * mode (NCCL_DEVMEM_RX=0, or the bind failed: logged once). */
+struct dm_rx_region *dm_rx_get(int dev);
+void dm_rx_put(struct dm_rx_region *r);
+/* Another reference to a region the caller holds one of. */
+struct dm_rx_region *dm_rx_ref(struct dm_rx_region *r);
+/* Steers the data sockets to the region's queues (locs[n] out); on failure
+ * nothing stays installed. 0 or -errno with `why`. */
+int dm_rx_steer(struct dm_rx_region *r, const int *fds, int n, int *locs, char *why, size_t wl);
+void dm_rx_unsteer(struct dm_rx_region *r, int *locs, int n);
+/* recv() of up to len bytes into dst with MSG_SOCK_DEVMEM: bytes placed in
+ * stream order, tokens returned.  As recv(); -1 with *why set on a devmem
+ * error (errno EPROTO). */
+ssize_t dm_rx_recv(struct dm_rx_region *r, int fd, void *dst, size_t len, struct dm_rx_count *cnt,
+		   const char **why);
 
 /* ---- data path (copy.c) ---- */
 #define DM_SEND_MAGIC 0x64736e64u
@@ -180,11 +243,19 @@ struct dm_comm {
 	uint64_t nmsgs;		/* messages published to the data workers */
 	uint64_t match_seq;	/* request the next SEND is matched to */
 	int peer_closed;
+	/* devmem RX (recv comms): the region (a reference) and the data
+	 * sockets' ntuple rules; NULL: plain recv() */
+	struct dm_rx_region *rx;
+	int steer_locs[DM_MAX_SOCKS];
+	struct dm_rx_count rxcnt;
 };
 
-/* Takes ownership of the fds (closed on failure too).  NULL on failure. */
+/* Takes ownership of the fds, of the reference on rx and of the rules at
+ * steer_locs[nsocks] (all let go on failure too).  `mode` is logged.
+ * NULL on failure. */
 struct dm_comm *dm_comm_create(int is_send, int dev, const struct dm_ctx *ctx, int ctrl_fd,
-			       const int *data_fds, int nsocks, const char *peer);
+			       const int *data_fds, int nsocks, const char *peer,
+			       struct dm_rx_region *rx, const int *steer_locs, const char *mode);
 /* Returns the comm when `p` is a live send (want 1), recv (0) or either (-1) comm. */
 struct dm_comm *dm_comm_check(void *p, int want);
 ncclResult_t dm_isend(void *send_comm, void *data, uint64_t size, int tag, void *mh,

@@ -40,6 +40,11 @@ enum dm_msg_type {
 /* Payload lengths. */
 #define DM_HELLO_LEN 24		/* u64 nonce | u64 conn_id | u16 index | u16 nsocks | u32 flags */
 #define DM_ACCEPT_LEN 16	/* u64 conn_id | u16 nsocks | u16 0 | u32 flags */
+/* ACCEPT flags: the receiver steered every data socket to its devmem RX
+ * queues before answering (no payload came before); informational, the
+ * sender sends the same bytes either way. */
+#define DM_ACCEPT_DEVMEM_RX 0x1u
+#define DM_ACCEPT_FLAGS_KNOWN DM_ACCEPT_DEVMEM_RX
 #define DM_REJECT_LEN 4		/* u32 reason */
 #define DM_SEND_LEN 16		/* u64 size | u32 tag | u32 flags, + inline payload */
 

@@ -1,0 +1,442 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * devmem RX: the RX region and reading a socket whose payload lands in it.
+ *
+ * Region.  One per device and process: a udmabuf (memfd pages, mapped
+ * here for the copy into NCCL's buffers), bound with bind-rx to the
+ * device's devmem RX queues (NCCL_DEVMEM_RX_QUEUES, default the last RX
+ * queue).  The binding lives as long as the netlink socket that made it:
+ * the region keeps that socket open until its last user (listen and recv
+ * comms, each holding a reference) lets go, and closes it last, after the
+ * data sockets that may hold its tokens.  A device whose bind fails (no
+ * header split, no privilege, a kernel without devmem, a queue in use) is
+ * remembered, said once in the log, and served in copy mode.
+ *
+ * Reading.  dm_rx_recv() reads with MSG_SOCK_DEVMEM straight into the
+ * destination: bytes the kernel copies (the linear part of an skb, or a
+ * whole skb that arrived in host memory) land packed at its start, each
+ * fragment in the dma-buf comes as a cmsg; the linear runs are then moved
+ * to their places in the stream (last first: a run never moves backwards),
+ * the fragments copied from the region, and the fragments' tokens given
+ * back at once with SO_DEVMEM_DONTNEED.
+ *
+ * The registry is process-wide, under rx_lock; a region's fields are
+ * read-only once it is published, its counters atomic.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/dma-buf.h>
+#include <linux/udmabuf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "devmem_abi.h"
+#include "plugin.h"
+
+/* fragments one recvmsg may report: the cmsg buffer's size */
+#define DM_RX_MAX_FRAGS 256
+#define DM_RX_CMSG_SPACE (DM_RX_MAX_FRAGS * CMSG_SPACE(sizeof(struct dm_dmabuf_cmsg)))
+
+static pthread_mutex_t rx_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct dm_rx_region *regions[DM_MAX_DEVS];
+static char failed[DM_MAX_DEVS];	/* the bind failed once: copy mode */
+
+/* "N" or "A-B" into queues[]; the number of queues or -1. */
+static int parse_queues(const char *s, int nq, unsigned *queues)
+{
+	char *end;
+	long a, b;
+	int n = 0;
+
+	a = strtol(s, &end, 10);
+	b = a;
+	if (end == s)
+		return -1;
+	if (*end == '-') {
+		s = end + 1;
+		b = strtol(s, &end, 10);
+		if (end == s)
+			return -1;
+	}
+	if (*end || a < 0 || b < a || b >= nq || b - a + 1 > DM_RX_MAX_QUEUES)
+		return -1;
+	for (; a <= b; a++)
+		queues[n++] = (unsigned)a;
+	return n;
+}
+
+static int udmabuf_region(size_t size, int *memfd_out, char *why, size_t wl)
+{
+	struct udmabuf_create create = { 0 };
+	int memfd, dev, fd;
+
+	memfd = memfd_create("nccl-devmem-rx", MFD_ALLOW_SEALING | MFD_CLOEXEC);
+	if (memfd < 0) {
+		snprintf(why, wl, "memfd_create: %s", strerror(errno));
+		return -1;
+	}
+	if (ftruncate(memfd, (off_t)size) || fcntl(memfd, F_ADD_SEALS, F_SEAL_SHRINK)) {
+		snprintf(why, wl, "memfd of %zu bytes: %s", size, strerror(errno));
+		close(memfd);
+		return -1;
+	}
+	dev = open("/dev/udmabuf", O_RDWR | O_CLOEXEC);
+	if (dev < 0) {
+		snprintf(why, wl, "/dev/udmabuf: %s", strerror(errno));
+		close(memfd);
+		return -1;
+	}
+	create.memfd = (uint32_t)memfd;
+	create.flags = UDMABUF_FLAGS_CLOEXEC;
+	create.size = size;
+	fd = ioctl(dev, UDMABUF_CREATE, &create);
+	if (fd < 0)
+		snprintf(why, wl, "udmabuf of %zu MiB: %s (udmabuf.size_limit_mb?)", size >> 20,
+			 strerror(errno));
+	close(dev);
+	if (fd < 0) {
+		close(memfd);
+		return -1;
+	}
+	*memfd_out = memfd;
+	return fd;
+}
+
+static void region_free(struct dm_rx_region *r)
+{
+	/* the binding goes with the netlink socket: after every data socket */
+	dm_nl_close(&r->nl);
+	if (r->map && r->map != MAP_FAILED)
+		munmap(r->map, r->size);
+	if (r->dmabuf_fd >= 0)
+		close(r->dmabuf_fd);
+	if (r->memfd >= 0)
+		close(r->memfd);
+	free(r);
+}
+
+/* Builds and binds the region of `dev`; NULL with the reason in why. */
+static struct dm_rx_region *region_create(int dev, char *why, size_t wl)
+{
+	const struct dm_dev *d = dm_dev_get(dev);
+	const char *qs = getenv(DM_ENV_RX_QUEUES);
+	struct dm_rx_region *r;
+	int nq, err;
+
+	r = calloc(1, sizeof(*r));
+	if (!r) {
+		snprintf(why, wl, "out of memory");
+		return NULL;
+	}
+	r->nl.fd = r->dmabuf_fd = r->memfd = -1;
+	r->dev = dev;
+	r->ifindex = d->ifindex;
+	snprintf(r->ifname, sizeof(r->ifname), "%s", d->name);
+	nq = dm_ethtool_rx_queues(d->name);
+	if (nq < 0) {
+		snprintf(why, wl, "cannot read its channels: %s", strerror(-nq));
+		goto fail;
+	}
+	if (qs && *qs) {
+		r->nqueues = parse_queues(qs, nq, r->queues);
+		if (r->nqueues < 0) {
+			snprintf(why, wl, "%s=%s is not N or A-B within its %d RX queues",
+				 DM_ENV_RX_QUEUES, qs, nq);
+			goto fail;
+		}
+	} else {
+		if (nq < 2) {
+			snprintf(why, wl, "it has %d RX queue; devmem needs one besides the "
+				 "queues of host traffic", nq);
+			goto fail;
+		}
+		r->queues[0] = (unsigned)(nq - 1);
+		r->nqueues = 1;
+	}
+	r->size = (size_t)dm_env_int(DM_ENV_RX_REGION_MB, DM_DEFAULT_RX_REGION_MB, 1, 4096) << 20;
+	r->dmabuf_fd = udmabuf_region(r->size, &r->memfd, why, wl);
+	if (r->dmabuf_fd < 0)
+		goto fail;
+	r->map = mmap(NULL, r->size, PROT_READ, MAP_SHARED, r->dmabuf_fd, 0);
+	if (r->map == MAP_FAILED) {
+		snprintf(why, wl, "mmap of the udmabuf: %s", strerror(errno));
+		goto fail;
+	}
+	if (dm_nl_open(&r->nl, why, wl))
+		goto fail;
+	err = dm_nl_bind_rx(&r->nl, r->ifindex, r->dmabuf_fd, r->queues, r->nqueues, &r->id, why,
+			    wl);
+	if (err) {
+		char msg[200];
+
+		snprintf(msg, sizeof(msg), "%s", why);
+		snprintf(why, wl, "bind-rx of queue %u%s refused: %s (%s)", r->queues[0],
+			 r->nqueues > 1 ? "..." : "", msg, strerror(-err));
+		goto fail;
+	}
+	return r;
+fail:
+	region_free(r);
+	return NULL;
+}
+
+struct dm_rx_region *dm_rx_get(int dev)
+{
+	struct dm_rx_region *r = NULL;
+	char why[320] = "";
+
+	if (dev < 0 || dev >= DM_MAX_DEVS || !dm_dev_get(dev) ||
+	    !dm_env_int(DM_ENV_RX, 1, 0, 1))
+		return NULL;
+	pthread_mutex_lock(&rx_lock);
+	if (regions[dev]) {
+		r = regions[dev];
+		r->refs++;
+	} else if (!failed[dev]) {
+		r = region_create(dev, why, sizeof(why));
+		if (r) {
+			r->refs = 1;
+			regions[dev] = r;
+			DM_INFO(NCCL_INIT | NCCL_NET, "NET/devmem : dev %d (%s): devmem RX on queue "
+				"%u%s, %zu MiB udmabuf region, binding %u", dev, r->ifname,
+				r->queues[0], r->nqueues > 1 ? " and more" : "", r->size >> 20,
+				r->id);
+		} else {
+			failed[dev] = 1;
+			DM_INFO(NCCL_INIT | NCCL_NET, "NET/devmem : dev %d (%s): no devmem RX, copy "
+				"mode: %s", dev, dm_dev_get(dev)->name, why);
+		}
+	}
+	pthread_mutex_unlock(&rx_lock);
+	return r;
+}
+
+struct dm_rx_region *dm_rx_ref(struct dm_rx_region *r)
+{
+	pthread_mutex_lock(&rx_lock);
+	r->refs++;
+	pthread_mutex_unlock(&rx_lock);
+	return r;
+}
+
+void dm_rx_put(struct dm_rx_region *r)
+{
+	int last;
+
+	if (!r)
+		return;
+	pthread_mutex_lock(&rx_lock);
+	last = --r->refs == 0;
+	if (last)
+		regions[r->dev] = NULL;
+	pthread_mutex_unlock(&rx_lock);
+	if (last) {
+		DM_INFO(NCCL_NET, "NET/devmem : dev %d (%s): binding %u released: %llu bytes "
+			"received into the dma-buf, %llu in host memory", r->dev, r->ifname, r->id,
+			(unsigned long long)atomic_load(&r->bytes_dmabuf),
+			(unsigned long long)atomic_load(&r->bytes_host));
+		region_free(r);
+	}
+}
+
+int dm_rx_steer(struct dm_rx_region *r, const int *fds, int n, int *locs, char *why, size_t wl)
+{
+	int i, err;
+
+	for (i = 0; i < n; i++)
+		locs[i] = -1;
+	for (i = 0; i < n; i++) {
+		err = dm_steer_add(r->ifname, fds[i], r->queues[(unsigned)i % (unsigned)r->nqueues],
+				   &locs[i]);
+		if (err) {
+			snprintf(why, wl, "ntuple rule for data socket %d on %s: %s", i, r->ifname,
+				 strerror(-err));
+			dm_rx_unsteer(r, locs, n);
+			return err;
+		}
+	}
+	return 0;
+}
+
+void dm_rx_unsteer(struct dm_rx_region *r, int *locs, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++) {
+		if (locs[i] >= 0 && dm_steer_del(r->ifname, locs[i]))
+			DM_WARN("NET/devmem : %s: deleting ntuple rule %d failed", r->ifname,
+				locs[i]);
+		locs[i] = -1;
+	}
+}
+
+/* Gives tokens[0..n) back, as ranges of consecutive tokens. 0 or -errno. */
+static int tokens_return(int fd, const uint32_t *tokens, int n)
+{
+	struct dm_dmabuf_token ranges[DM_DONTNEED_MAX_RANGES];
+	int i = 0;
+
+	while (i < n) {
+		int nr = 0, count = 0;
+		int r;
+
+		while (i < n && nr < DM_DONTNEED_MAX_RANGES && count < DM_DONTNEED_MAX_FRAGS) {
+			if (nr && ranges[nr - 1].token_start + ranges[nr - 1].token_count ==
+				  tokens[i]) {
+				ranges[nr - 1].token_count++;
+			} else {
+				ranges[nr].token_start = tokens[i];
+				ranges[nr].token_count = 1;
+				nr++;
+			}
+			count++;
+			i++;
+		}
+		r = setsockopt(fd, SOL_SOCKET, DM_SO_DEVMEM_DONTNEED, ranges,
+			       (socklen_t)(nr * sizeof(ranges[0])));
+		if (r < 0)
+			return -errno;
+		if (r != count)
+			return -EINVAL;
+	}
+	return 0;
+}
+
+/* CPU reads of the region are bracketed by DMA_BUF_IOCTL_SYNC where caches
+ * are not coherent with DMA.  On x86 they are, and there the ioctl only
+ * costs: 6.1's udmabuf maps the whole buffer for its own misc device on
+ * the first call (the DMA-API debug code warns: segments over 64 KiB)
+ * and walks every page on each later one.
+ */
+static void dmabuf_sync(int fd, uint64_t flags)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	(void)fd;
+	(void)flags;
+#else
+	struct dma_buf_sync s = { .flags = flags };
+
+	while (ioctl(fd, DMA_BUF_IOCTL_SYNC, &s) && errno == EINTR)
+		;
+#endif
+}
+
+struct dm_seg {
+	uint64_t off;		/* in the region (fragment) or in dst (linear run) */
+	uint32_t size;
+	int linear;
+};
+
+ssize_t dm_rx_recv(struct dm_rx_region *r, int fd, void *dst, size_t len, struct dm_rx_count *cnt,
+		   const char **why)
+{
+	union {
+		char buf[DM_RX_CMSG_SPACE];
+		struct cmsghdr align;
+	} ctl;
+	struct dm_seg segs[DM_RX_MAX_FRAGS];
+	uint32_t tokens[DM_RX_MAX_FRAGS];
+	struct iovec iov = { .iov_base = dst, .iov_len = len };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
+	uint64_t pos, lin, frag_bytes = 0;
+	struct cmsghdr *cm;
+	int nseg = 0, ntok = 0, i, err;
+	ssize_t n;
+
+	*why = NULL;
+	msg.msg_control = ctl.buf;
+	msg.msg_controllen = sizeof(ctl.buf);
+	n = recvmsg(fd, &msg, DM_MSG_SOCK_DEVMEM | MSG_DONTWAIT);
+	if (n <= 0)
+		return n;
+	for (cm = CMSG_FIRSTHDR(&msg); cm; cm = CMSG_NXTHDR(&msg, cm)) {
+		struct dm_dmabuf_cmsg dc;
+
+		if (cm->cmsg_level != SOL_SOCKET ||
+		    (cm->cmsg_type != DM_SO_DEVMEM_DMABUF && cm->cmsg_type != DM_SO_DEVMEM_LINEAR))
+			continue;
+		if (cm->cmsg_len != CMSG_LEN(sizeof(dc)) || nseg == DM_RX_MAX_FRAGS) {
+			*why = "malformed devmem cmsg";
+			goto fail;
+		}
+		memcpy(&dc, CMSG_DATA(cm), sizeof(dc));
+		segs[nseg].size = dc.frag_size;
+		segs[nseg].linear = cm->cmsg_type == DM_SO_DEVMEM_LINEAR;
+		if (!segs[nseg].linear) {
+			tokens[ntok++] = dc.frag_token;
+			if (dc.dmabuf_id != r->id) {
+				*why = "payload landed in another binding's dma-buf";
+				goto fail;
+			}
+			if (dc.frag_offset > r->size || dc.frag_size > r->size - dc.frag_offset) {
+				*why = "fragment outside the RX region";
+				goto fail;
+			}
+			segs[nseg].off = dc.frag_offset;
+			frag_bytes += dc.frag_size;
+		}
+		nseg++;
+	}
+	if (msg.msg_flags & MSG_CTRUNC) {
+		*why = "devmem cmsgs truncated";
+		goto fail;
+	}
+	if (!nseg) {
+		/* an skb in host memory: copied in place, plainly */
+		atomic_fetch_add(&r->bytes_host, (uint64_t)n);
+		atomic_fetch_add(&cnt->host, (uint64_t)n);
+		return n;
+	}
+	/* stream positions; the linear runs sit packed at dst */
+	pos = lin = 0;
+	for (i = 0; i < nseg; i++) {
+		if (segs[i].linear) {
+			uint64_t from = lin;
+
+			lin += segs[i].size;
+			segs[i].off = from;
+		}
+		pos += segs[i].size;
+	}
+	if (pos != (uint64_t)n || lin + frag_bytes != (uint64_t)n) {
+		*why = "devmem cmsgs do not add up to the bytes received";
+		goto fail;
+	}
+	pos = (uint64_t)n;
+	for (i = nseg - 1; i >= 0; i--) {
+		pos -= segs[i].size;
+		if (segs[i].linear && pos != segs[i].off)
+			memmove((char *)dst + pos, (char *)dst + segs[i].off, segs[i].size);
+	}
+	if (frag_bytes)
+		dmabuf_sync(r->dmabuf_fd, DMA_BUF_SYNC_START | DMA_BUF_SYNC_READ);
+	pos = 0;
+	for (i = 0; i < nseg; i++) {
+		if (!segs[i].linear)
+			memcpy((char *)dst + pos, r->map + segs[i].off, segs[i].size);
+		pos += segs[i].size;
+	}
+	if (frag_bytes)
+		dmabuf_sync(r->dmabuf_fd, DMA_BUF_SYNC_END | DMA_BUF_SYNC_READ);
+	err = tokens_return(fd, tokens, ntok);
+	if (err) {
+		*why = "SO_DEVMEM_DONTNEED failed";
+		errno = -err;
+		return -1;
+	}
+	atomic_fetch_add(&r->bytes_dmabuf, frag_bytes);
+	atomic_fetch_add(&r->bytes_host, (uint64_t)n - frag_bytes);
+	atomic_fetch_add(&cnt->dmabuf, frag_bytes);
+	atomic_fetch_add(&cnt->host, (uint64_t)n - frag_bytes);
+	return n;
+fail:
+	/* what was reported is lost: give the tokens back, fail the comm */
+	tokens_return(fd, tokens, ntok);
+	errno = EPROTO;
+	return -1;
+}

@@ -1,0 +1,175 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Flow steering: one ethtool ntuple rule per data socket sends its TCP
+ * 4-tuple to a devmem RX queue (ETHTOOL_SRXCLSRLINS through SIOCETHTOOL;
+ * mainline has no netlink command for rules).  It needs CAP_NET_ADMIN.
+ *
+ * Rules live at explicit locations of the NIC's table, which other
+ * programs use too: a free location is chosen from the table as it is now
+ * and the rule put there, under an exclusive flock() on a lock file, so
+ * that two processes of this plugin never take the same location.  Other
+ * tools do not take the lock: the administrator keeps their rules apart
+ * (README).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/ethtool.h>
+#include <linux/sockios.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "plugin.h"
+
+#define DM_STEER_LOCK "/run/nccl-net-devmem-steer.lock"
+#define DM_STEER_MAX_RULES 1024
+
+static int ethtool_ioctl(const char *ifname, void *cmd)
+{
+	struct ifreq ifr;
+	int fd, r;
+
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		fd = socket(AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	memset(&ifr, 0, sizeof(ifr));
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
+	ifr.ifr_data = cmd;
+	r = ioctl(fd, SIOCETHTOOL, &ifr) ? -errno : 0;
+	close(fd);
+	return r;
+}
+
+int dm_ethtool_rx_queues(const char *ifname)
+{
+	struct ethtool_channels ch = { .cmd = ETHTOOL_GCHANNELS };
+	int r = ethtool_ioctl(ifname, &ch);
+
+	if (r)
+		return r;
+	return (int)(ch.combined_count + ch.rx_count);
+}
+
+/* A location no rule uses now, or -errno. */
+static int free_location(const char *ifname)
+{
+	struct ethtool_rxnfc cnt = { .cmd = ETHTOOL_GRXCLSRLCNT };
+	struct ethtool_rxnfc *all;
+	uint32_t n, size, loc, i;
+	int r;
+
+	r = ethtool_ioctl(ifname, &cnt);
+	if (r)
+		return r;
+	n = cnt.rule_cnt;
+	if (n > DM_STEER_MAX_RULES)
+		return -ENOSPC;
+	all = calloc(1, sizeof(*all) + (n + 1) * sizeof(uint32_t));
+	if (!all)
+		return -ENOMEM;
+	all->cmd = ETHTOOL_GRXCLSRLALL;
+	all->rule_cnt = n;
+	r = ethtool_ioctl(ifname, all);
+	if (r) {
+		free(all);
+		return r;
+	}
+	size = (uint32_t)(all->data & ~(uint64_t)RX_CLS_LOC_SPECIAL);
+	if (!size || size > DM_STEER_MAX_RULES)
+		size = DM_STEER_MAX_RULES;
+	for (loc = 0; loc < size; loc++) {
+		for (i = 0; i < all->rule_cnt && i < n; i++)
+			if (all->rule_locs[i] == loc)
+				break;
+		if (i == all->rule_cnt || i == n)
+			break;
+	}
+	free(all);
+	return loc < size ? (int)loc : -ENOSPC;
+}
+
+static void fill_spec(struct ethtool_rx_flow_spec *fs, const struct sockaddr_storage *local,
+		      const struct sockaddr_storage *peer, unsigned queue)
+{
+	memset(fs, 0, sizeof(*fs));
+	fs->ring_cookie = queue;
+	if (local->ss_family == AF_INET) {
+		const struct sockaddr_in *l = (const struct sockaddr_in *)local;
+		const struct sockaddr_in *p = (const struct sockaddr_in *)peer;
+
+		fs->flow_type = TCP_V4_FLOW;
+		fs->h_u.tcp_ip4_spec.ip4src = p->sin_addr.s_addr;
+		fs->h_u.tcp_ip4_spec.ip4dst = l->sin_addr.s_addr;
+		fs->h_u.tcp_ip4_spec.psrc = p->sin_port;
+		fs->h_u.tcp_ip4_spec.pdst = l->sin_port;
+		fs->m_u.tcp_ip4_spec.ip4src = 0xffffffffu;
+		fs->m_u.tcp_ip4_spec.ip4dst = 0xffffffffu;
+		fs->m_u.tcp_ip4_spec.psrc = 0xffff;
+		fs->m_u.tcp_ip4_spec.pdst = 0xffff;
+	} else {
+		const struct sockaddr_in6 *l = (const struct sockaddr_in6 *)local;
+		const struct sockaddr_in6 *p = (const struct sockaddr_in6 *)peer;
+
+		fs->flow_type = TCP_V6_FLOW;
+		memcpy(fs->h_u.tcp_ip6_spec.ip6src, &p->sin6_addr, 16);
+		memcpy(fs->h_u.tcp_ip6_spec.ip6dst, &l->sin6_addr, 16);
+		fs->h_u.tcp_ip6_spec.psrc = p->sin6_port;
+		fs->h_u.tcp_ip6_spec.pdst = l->sin6_port;
+		memset(fs->m_u.tcp_ip6_spec.ip6src, 0xff, 16);
+		memset(fs->m_u.tcp_ip6_spec.ip6dst, 0xff, 16);
+		fs->m_u.tcp_ip6_spec.psrc = 0xffff;
+		fs->m_u.tcp_ip6_spec.pdst = 0xffff;
+	}
+}
+
+int dm_steer_add(const char *ifname, int fd, unsigned queue, int *loc_out)
+{
+	struct sockaddr_storage local, peer;
+	socklen_t ll = sizeof(local), pl = sizeof(peer);
+	struct ethtool_rxnfc ins;
+	int lock, loc, r;
+
+	*loc_out = -1;
+	if (getsockname(fd, (struct sockaddr *)&local, &ll) ||
+	    getpeername(fd, (struct sockaddr *)&peer, &pl))
+		return -errno;
+	if (local.ss_family != peer.ss_family ||
+	    (local.ss_family != AF_INET && local.ss_family != AF_INET6))
+		return -EAFNOSUPPORT;
+	lock = open(DM_STEER_LOCK, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (lock >= 0)
+		while (flock(lock, LOCK_EX) && errno == EINTR)
+			;
+	loc = free_location(ifname);
+	r = loc;
+	if (loc >= 0) {
+		memset(&ins, 0, sizeof(ins));
+		ins.cmd = ETHTOOL_SRXCLSRLINS;
+		fill_spec(&ins.fs, &local, &peer, queue);
+		ins.fs.location = (uint32_t)loc;
+		r = ethtool_ioctl(ifname, &ins);
+		if (!r)
+			*loc_out = loc;
+	}
+	if (lock >= 0)
+		close(lock);	/* and the lock with it */
+	return r;
+}
+
+int dm_steer_del(const char *ifname, int loc)
+{
+	struct ethtool_rxnfc del = { .cmd = ETHTOOL_SRXCLSRLDEL };
+
+	if (loc < 0)
+		return 0;
+	del.fs.location = (uint32_t)loc;
+	return ethtool_ioctl(ifname, &del);
+}
