@@ -62,6 +62,7 @@ struct dm_listen {
 	struct dm_group groups[DM_MAX_GROUPS];
 	int complained;
 	struct dm_rx_region *rx;	/* devmem RX region (a reference), NULL: copy mode */
+	struct dm_rx_count rxcnt;	/* HELLO bytes read through it */
 };
 
 struct dm_connecting {
@@ -487,7 +488,7 @@ ncclResult_t dm_connect(struct dm_ctx *ctx, int dev, void *handle, void **send_c
 		return (ncclResult_t)-r;
 	}
 	comm = dm_comm_create(1, c->dev, c->has_ctx ? &c->ctx : NULL, c->fds[0], c->fds + 1,
-			      c->nsocks, c->peer_str, NULL, NULL,
+			      c->nsocks, c->peer_str, NULL, NULL, 0,
 			      c->accept_flags & DM_ACCEPT_DEVMEM_RX ? "peer receives with devmem RX" :
 								      "peer receives in copy mode");
 	memset(c->fds, -1, sizeof(c->fds));	/* owned by the comm now */
@@ -635,7 +636,11 @@ static void pending_progress(struct dm_listen *l)
 
 		while (p->fd >= 0) {
 			size_t want = p->off < DM_HDR_LEN ? DM_HDR_LEN : DM_HELLO_WIRE;
-			ssize_t r = recv(p->fd, p->buf + p->off, want - p->off, MSG_DONTWAIT);
+			const char *rx_why;
+			/* a HELLO too may share an RSS bucket with a steered flow */
+			ssize_t r = l->rx ? dm_rx_recv(l->rx, p->fd, p->buf + p->off, want - p->off,
+						       &l->rxcnt, &rx_why) :
+					    recv(p->fd, p->buf + p->off, want - p->off, MSG_DONTWAIT);
 
 			if (r > 0) {
 				p->off += (size_t)r;
@@ -694,7 +699,9 @@ ncclResult_t dm_accept(void *listen_comm, void **recv_comm)
 		struct dm_ctx ctx = { .comm_id = l->comm_id };
 		struct dm_rx_region *rx = NULL;
 		int locs[DM_MAX_SOCKS];
+		size_t reserved = 0;
 		char mode[360] = "copy mode";
+		uint32_t flags = 0;
 		struct dm_comm *comm;
 		char peer[64] = "?";
 
@@ -718,11 +725,16 @@ ncclResult_t dm_accept(void *listen_comm, void **recv_comm)
 		if (l->rx) {
 			char why[300];
 
-			if (!dm_rx_steer(l->rx, g->fds + 1, g->nsocks, locs, why, sizeof(why))) {
-				rx = dm_rx_ref(l->rx);
+			/* copy mode too reads through the region: on NICs that
+			 * steer by RSS bucket, its flows may share one with a
+			 * steered flow and land in the dma-buf */
+			rx = dm_rx_ref(l->rx);
+			if (!dm_rx_steer(rx, g->fds + 1, g->nsocks, locs, &reserved, why,
+					 sizeof(why))) {
 				snprintf(mode, sizeof(mode), "devmem RX (binding %u)", rx->id);
+				flags = DM_ACCEPT_DEVMEM_RX;
 			} else {
-				atomic_fetch_add(&l->rx->steer_failures, 1);
+				atomic_fetch_add(&rx->steer_failures, 1);
 				snprintf(mode, sizeof(mode), "copy mode: %s", why);
 			}
 		}
@@ -730,12 +742,12 @@ ncclResult_t dm_accept(void *listen_comm, void **recv_comm)
 		dm_put64(m + DM_HDR_LEN, g->conn_id);
 		dm_put16(m + DM_HDR_LEN + 8, (uint16_t)g->nsocks);
 		dm_put16(m + DM_HDR_LEN + 10, 0);
-		dm_put32(m + DM_HDR_LEN + 12, rx ? DM_ACCEPT_DEVMEM_RX : 0);
+		dm_put32(m + DM_HDR_LEN + 12, flags);
 		if (send_small(g->fds[0], m, sizeof(m), 1000)) {
 			DM_WARN("accept: connection 0x%llx: peer gone before ACCEPT: dropped",
 				(unsigned long long)g->conn_id);
 			if (rx) {
-				dm_rx_unsteer(rx, locs, g->nsocks);
+				dm_rx_unsteer(rx, g->fds + 1, locs, g->nsocks, &reserved);
 				dm_rx_put(rx);
 			}
 			group_drop(g);
@@ -744,7 +756,7 @@ ncclResult_t dm_accept(void *listen_comm, void **recv_comm)
 		if (!getpeername(g->fds[0], (struct sockaddr *)&ss, &sl))
 			sockaddr_str(&ss, peer, sizeof(peer));
 		comm = dm_comm_create(0, l->dev, &ctx, g->fds[0], g->fds + 1, g->nsocks, peer, rx,
-				      locs, mode);
+				      locs, reserved, mode);
 		memset(g->fds, -1, sizeof(g->fds));	/* owned (or closed) by dm_comm_create */
 		g->used = 0;
 		g->have = 0;

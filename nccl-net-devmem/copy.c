@@ -540,16 +540,21 @@ static void comm_destroy(struct dm_comm *c)
 	for (i = 0; i < c->nthreads; i++)
 		if (c->workers[i].efd >= 0)
 			close(c->workers[i].efd);
+	/* the rules first, checked against the sockets' flows */
+	if (c->rx) {
+		int fds[DM_MAX_SOCKS], n = c->nsocks;
+
+		for (i = 0; i < n; i++)
+			fds[i] = c->socks[i].fd;
+		dm_rx_unsteer(c->rx, fds, c->steer_locs, n, &c->rx_reserved);
+	}
 	for (i = 0; i < c->nsocks; i++)
 		if (c->socks[i].fd >= 0)
 			close(c->socks[i].fd);
 	if (c->ctrl.fd >= 0)
 		close(c->ctrl.fd);
 	/* after the sockets, which held the region's tokens */
-	if (c->rx) {
-		dm_rx_unsteer(c->rx, c->steer_locs, c->nsocks);
-		dm_rx_put(c->rx);
-	}
+	dm_rx_put(c->rx);
 	pthread_mutex_destroy(&c->lock);
 	c->magic = 0;
 	free(c);
@@ -557,7 +562,8 @@ static void comm_destroy(struct dm_comm *c)
 
 struct dm_comm *dm_comm_create(int is_send, int dev, const struct dm_ctx *ctx, int ctrl_fd,
 			       const int *data_fds, int nsocks, const char *peer,
-			       struct dm_rx_region *rx, const int *steer_locs, const char *mode)
+			       struct dm_rx_region *rx, const int *steer_locs, size_t rx_reserved,
+			       const char *mode)
 {
 	struct dm_comm *c = calloc(1, sizeof(*c));
 	int i;
@@ -570,12 +576,13 @@ struct dm_comm *dm_comm_create(int is_send, int dev, const struct dm_ctx *ctx, i
 			int locs[DM_MAX_SOCKS];
 
 			memcpy(locs, steer_locs, sizeof(int) * (size_t)nsocks);
-			dm_rx_unsteer(rx, locs, nsocks);
+			dm_rx_unsteer(rx, NULL, locs, nsocks, &rx_reserved);
 			dm_rx_put(rx);
 		}
 		return NULL;
 	}
 	c->rx = rx;
+	c->rx_reserved = rx_reserved;
 	for (i = 0; i < DM_MAX_SOCKS; i++)
 		c->steer_locs[i] = rx && i < nsocks ? steer_locs[i] : -1;
 	c->magic = is_send ? DM_SEND_MAGIC : DM_RECV_MAGIC;

@@ -73,6 +73,14 @@ for want in "Loaded net plugin devmem" "Using network devmem" "via NET/devmem"; 
 	fi
 done
 grep -m4 "NET/devmem\|devmem" "$nl" | sed 's/^/  | /' | tee -a "$log"
+# This machine's NIC cannot bind a queue: the plugin must find out and say
+# why it serves it over host buffers.
+if grep -q "no devmem RX, copy mode" "$nl"; then
+	say "ok: devmem RX not possible here, served in copy mode:"
+	grep -m1 "no devmem RX, copy mode" "$nl" | sed 's/.*NET\/devmem : /  | /' | tee -a "$log"
+else
+	say "not ok: the log does not say why there is no devmem RX"; fails=$((fails + 1))
+fi
 cp "$nl" "$out/nccl-check.log"
 
 say "== bench: all_reduce bus bandwidth"

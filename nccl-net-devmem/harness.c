@@ -2658,22 +2658,41 @@ static const size_t wire_sizes[] = {
 	MIB + 13, 3 * MIB + 1, 16 * MIB,
 };
 
-static int wire_sizes_case(const char *recv_env, const char *expect)
+static int wire_sizes_env(const char *env0, const char *env1, const char *expect)
 {
 	struct plan p;
 	struct pair_cfg cfg = { .send_ver = 11, .recv_ver = 11, .plan = &p, .ms = 60000 };
 	int rc;
 
-	cfg.recv_env[0] = recv_env;
+	cfg.recv_env[0] = env0;
+	cfg.recv_env[1] = env1;
 	plan_sizes(&p, wire_sizes, (int)(sizeof(wire_sizes) / sizeof(wire_sizes[0])), 2, 77);
 	rc = run_pair(&cfg) || wire_expect(&p, expect);
 	plan_free(&p);
 	return rc ? -1 : 0;
 }
 
+static int wire_sizes_case(const char *recv_env, const char *expect)
+{
+	return wire_sizes_env(recv_env, NULL, expect);
+}
+
 static int case_wire_devmem_sizes(void)
 {
 	return wire_sizes_case(NULL, NULL);
+}
+
+/* 22 MB through a 4 MiB region: its buffers must come back (tokens). */
+static int case_wire_small_region(void)
+{
+	return wire_sizes_env("NCCL_DEVMEM_RX_REGION_MB=4", "NCCL_DEVMEM_RX_SOCKBUF_KB=128", NULL);
+}
+
+/* A region that cannot take the sockets' buffers: copy mode, said why. */
+static int case_wire_spoken_for(void)
+{
+	return wire_sizes_env("NCCL_DEVMEM_RX_REGION_MB=4", "NCCL_DEVMEM_RX_SOCKBUF_KB=1024",
+			      "the RX region is spoken for");
 }
 
 /* 8 receives in flight, multi-recv of up to 4 buffers, v8 to v11. */
@@ -2704,6 +2723,12 @@ static int case_wire_bind_refused(void)
 static int case_wire_steer_refused(void)
 {
 	return wire_sizes_case(NULL, "copy mode: ntuple rule");
+}
+
+/* Run with RSS spreading host traffic onto the last queue (nccl_plugin.sh). */
+static int case_wire_rss_refused(void)
+{
+	return wire_sizes_case(NULL, "its RSS table spreads host traffic onto queue");
 }
 
 static int case_wire_kill_sender(void)
@@ -2743,7 +2768,10 @@ static const struct tcase cases[] = {
 	{ "wire-copy-mode-env", case_wire_copy_env, 120 },
 	{ "wire-bind-refused", case_wire_bind_refused, 120 },
 	{ "wire-steering-refused", case_wire_steer_refused, 120 },
+	{ "wire-rss-onto-devmem-queue", case_wire_rss_refused, 120 },
 	{ "wire-sender-killed", case_wire_kill_sender, 60 },
+	{ "wire-small-region", case_wire_small_region, 120 },
+	{ "wire-region-spoken-for", case_wire_spoken_for, 120 },
 };
 
 static int run_case(int num, const struct tcase *t)

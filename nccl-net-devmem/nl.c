@@ -137,9 +137,13 @@ static int transact(int fd, struct nl_msg *m, uint32_t seq, uint8_t *reply, size
 	struct nlmsghdr *h = (struct nlmsghdr *)m->buf;
 	uint8_t buf[NL_BUF] __attribute__((aligned(NLMSG_ALIGNTO)));
 	uint64_t end = dm_now_ms() + NL_TIMEOUT_MS;
+	struct sockaddr_nl from;
+	socklen_t fl = sizeof(from);
 
 	h->nlmsg_len = (uint32_t)m->len;
 	h->nlmsg_seq = seq;
+	if (reply)
+		memset(reply, 0, NLMSG_HDRLEN);	/* stays empty unless an answer comes */
 	if (send(fd, m->buf, m->len, 0) != (ssize_t)m->len)
 		return -errno;
 	for (;;) {
@@ -152,12 +156,15 @@ static int transact(int fd, struct nl_msg *m, uint32_t seq, uint8_t *reply, size
 			return -ETIMEDOUT;
 		if (poll(&pfd, 1, (int)(end - now)) <= 0)
 			continue;
-		r = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
+		r = recvfrom(fd, buf, sizeof(buf), MSG_DONTWAIT, (struct sockaddr *)&from, &fl);
+		fl = sizeof(from);
 		if (r < 0) {
 			if (errno == EAGAIN || errno == EINTR)
 				continue;
 			return -errno;
 		}
+		if (from.nl_pid)
+			continue;	/* only the kernel answers */
 		for (off = 0; off + NLMSG_HDRLEN <= (size_t)r;) {
 			struct nlmsghdr *a = (struct nlmsghdr *)(buf + off);
 

@@ -55,6 +55,8 @@ uint64_t dm_now_ms(void);
 #define DM_ENV_RX_QUEUES "NCCL_DEVMEM_RX_QUEUES"	/* "N" or "A-B" */
 #define DM_ENV_RX_REGION_MB "NCCL_DEVMEM_RX_REGION_MB"
 #define DM_DEFAULT_RX_REGION_MB 64
+#define DM_ENV_RX_SOCKBUF_KB "NCCL_DEVMEM_RX_SOCKBUF_KB"	/* SO_RCVBUF of steered sockets */
+#define DM_DEFAULT_RX_SOCKBUF_KB 1024
 #define DM_MAX_RECVS 8		/* maxRecvs: buffers of one multi-recv */
 
 /* ---- devices (devices.c) ---- */
@@ -106,7 +108,13 @@ int dm_ethtool_rx_queues(const char *ifname);
 /* An ntuple rule sending the TCP flow of connected socket fd (as received)
  * to `queue`; its location in *loc.  0 or -errno. */
 int dm_steer_add(const char *ifname, int fd, unsigned queue, int *loc);
-int dm_steer_del(const char *ifname, int loc);
+/* Deletes the rule at loc if it is still the one for fd's flow (fd < 0:
+ * unchecked). 0 or -errno (-ESTALE: another rule took the location). */
+int dm_steer_del(const char *ifname, int fd, int loc);
+/* RX ring size (descriptors), or -errno. */
+int dm_ethtool_rx_ring(const char *ifname);
+/* 1 when the RSS table sends traffic to one of the queues, 0 if not. */
+int dm_ethtool_rss_uses(const char *ifname, const unsigned *queues, int n);
 
 /* ---- devmem RX (rx.c) ---- */
 #define DM_RX_MAX_QUEUES 16
@@ -126,6 +134,7 @@ struct dm_rx_region {
 	int nqueues;
 	atomic_ullong bytes_dmabuf, bytes_host;
 	atomic_ullong steer_failures;	/* connections served in copy mode */
+	size_t budget;		/* region bytes steered sockets may still hold; rx lock */
 };
 /* The device's region with a reference, bound on first use; NULL: copy
  * mode (NCCL_DEVMEM_RX=0, or the bind failed: logged once). */
@@ -135,8 +144,11 @@ void dm_rx_put(struct dm_rx_region *r);
 struct dm_rx_region *dm_rx_ref(struct dm_rx_region *r);
 /* Steers the data sockets to the region's queues (locs[n] out); on failure
  * nothing stays installed. 0 or -errno with `why`. */
-int dm_rx_steer(struct dm_rx_region *r, const int *fds, int n, int *locs, char *why, size_t wl);
-void dm_rx_unsteer(struct dm_rx_region *r, int *locs, int n);
+int dm_rx_steer(struct dm_rx_region *r, const int *fds, int n, int *locs, size_t *reserved,
+		char *why, size_t wl);
+/* Deletes the rules (fds: the steered sockets, to check the rules are
+ * still ours; NULL: unchecked) and gives the reservation back. */
+void dm_rx_unsteer(struct dm_rx_region *r, const int *fds, int *locs, int n, size_t *reserved);
 /* recv() of up to len bytes into dst with MSG_SOCK_DEVMEM: bytes placed in
  * stream order, tokens returned.  As recv(); -1 with *why set on a devmem
  * error (errno EPROTO). */
@@ -247,6 +259,7 @@ struct dm_comm {
 	 * sockets' ntuple rules; NULL: plain recv() */
 	struct dm_rx_region *rx;
 	int steer_locs[DM_MAX_SOCKS];
+	size_t rx_reserved;
 	struct dm_rx_count rxcnt;
 };
 
@@ -255,7 +268,8 @@ struct dm_comm {
  * NULL on failure. */
 struct dm_comm *dm_comm_create(int is_send, int dev, const struct dm_ctx *ctx, int ctrl_fd,
 			       const int *data_fds, int nsocks, const char *peer,
-			       struct dm_rx_region *rx, const int *steer_locs, const char *mode);
+			       struct dm_rx_region *rx, const int *steer_locs, size_t rx_reserved,
+			       const char *mode);
 /* Returns the comm when `p` is a live send (want 1), recv (0) or either (-1) comm. */
 struct dm_comm *dm_comm_check(void *p, int want);
 ncclResult_t dm_isend(void *send_comm, void *data, uint64_t size, int tag, void *mh,

@@ -121,13 +121,15 @@ static void region_free(struct dm_rx_region *r)
 }
 
 /* Builds and binds the region of `dev`; NULL with the reason in why. */
-static struct dm_rx_region *region_create(int dev, char *why, size_t wl)
+static struct dm_rx_region *region_create(int dev, int *transient, char *why, size_t wl)
 {
 	const struct dm_dev *d = dm_dev_get(dev);
 	const char *qs = getenv(DM_ENV_RX_QUEUES);
 	struct dm_rx_region *r;
+	size_t reserve;
 	int nq, err;
 
+	*transient = 0;
 	r = calloc(1, sizeof(*r));
 	if (!r) {
 		snprintf(why, wl, "out of memory");
@@ -158,7 +160,27 @@ static struct dm_rx_region *region_create(int dev, char *why, size_t wl)
 		r->queues[0] = (unsigned)(nq - 1);
 		r->nqueues = 1;
 	}
+	err = dm_ethtool_rss_uses(d->name, r->queues, r->nqueues);
+	if (err) {
+		if (err > 0)
+			snprintf(why, wl, "its RSS table spreads host traffic onto queue %u%s, whose "
+				 "plain sockets would get EFAULT (keep it off: ethtool -X %s equal "
+				 "%d)", r->queues[0], r->nqueues > 1 ? "..." : "", d->name,
+				 (int)r->queues[0]);
+		else
+			snprintf(why, wl, "cannot read its RSS table: %s", strerror(-err));
+		goto fail;
+	}
 	r->size = (size_t)dm_env_int(DM_ENV_RX_REGION_MB, DM_DEFAULT_RX_REGION_MB, 1, 4096) << 20;
+	/* the NIC's rings (and their page pools' caches) come first */
+	err = dm_ethtool_rx_ring(d->name);
+	reserve = (size_t)r->nqueues * (size_t)((err > 0 ? err : 4096) + 128) * 4096;
+	if (reserve >= r->size) {
+		snprintf(why, wl, "a region of %zu MiB does not hold the RX rings of %d queue(s) "
+			 "(%s)", r->size >> 20, r->nqueues, DM_ENV_RX_REGION_MB);
+		goto fail;
+	}
+	r->budget = r->size - reserve;
 	r->dmabuf_fd = udmabuf_region(r->size, &r->memfd, why, wl);
 	if (r->dmabuf_fd < 0)
 		goto fail;
@@ -174,7 +196,10 @@ static struct dm_rx_region *region_create(int dev, char *why, size_t wl)
 	if (err) {
 		char msg[200];
 
-		snprintf(msg, sizeof(msg), "%s", why);
+		/* a queue still bound (ours, being released), memory, time */
+		*transient = err == -EEXIST || err == -EBUSY || err == -ENOMEM ||
+			     err == -ETIMEDOUT || err == -EAGAIN;
+		snprintf(msg, sizeof(msg), "%.*s", (int)sizeof(msg) - 1, why);
 		snprintf(why, wl, "bind-rx of queue %u%s refused: %s (%s)", r->queues[0],
 			 r->nqueues > 1 ? "..." : "", msg, strerror(-err));
 		goto fail;
@@ -189,6 +214,7 @@ struct dm_rx_region *dm_rx_get(int dev)
 {
 	struct dm_rx_region *r = NULL;
 	char why[320] = "";
+	int transient;
 
 	if (dev < 0 || dev >= DM_MAX_DEVS || !dm_dev_get(dev) ||
 	    !dm_env_int(DM_ENV_RX, 1, 0, 1))
@@ -198,7 +224,7 @@ struct dm_rx_region *dm_rx_get(int dev)
 		r = regions[dev];
 		r->refs++;
 	} else if (!failed[dev]) {
-		r = region_create(dev, why, sizeof(why));
+		r = region_create(dev, &transient, why, sizeof(why));
 		if (r) {
 			r->refs = 1;
 			regions[dev] = r;
@@ -207,9 +233,11 @@ struct dm_rx_region *dm_rx_get(int dev)
 				r->queues[0], r->nqueues > 1 ? " and more" : "", r->size >> 20,
 				r->id);
 		} else {
-			failed[dev] = 1;
+			/* said once; tried again later only when it may pass */
+			failed[dev] = !transient;
 			DM_INFO(NCCL_INIT | NCCL_NET, "NET/devmem : dev %d (%s): no devmem RX, copy "
-				"mode: %s", dev, dm_dev_get(dev)->name, why);
+				"mode%s: %s", dev, dm_dev_get(dev)->name,
+				transient ? " for now" : "", why);
 		}
 	}
 	pthread_mutex_unlock(&rx_lock);
@@ -226,51 +254,82 @@ struct dm_rx_region *dm_rx_ref(struct dm_rx_region *r)
 
 void dm_rx_put(struct dm_rx_region *r)
 {
-	int last;
-
 	if (!r)
 		return;
 	pthread_mutex_lock(&rx_lock);
-	last = --r->refs == 0;
-	if (last)
+	if (--r->refs == 0) {
 		regions[r->dev] = NULL;
-	pthread_mutex_unlock(&rx_lock);
-	if (last) {
 		DM_INFO(NCCL_NET, "NET/devmem : dev %d (%s): binding %u released: %llu bytes "
-			"received into the dma-buf, %llu in host memory", r->dev, r->ifname, r->id,
+			"received into the dma-buf, %llu in host memory, %llu connection(s) "
+			"in copy mode", r->dev, r->ifname, r->id,
 			(unsigned long long)atomic_load(&r->bytes_dmabuf),
-			(unsigned long long)atomic_load(&r->bytes_host));
+			(unsigned long long)atomic_load(&r->bytes_host),
+			(unsigned long long)atomic_load(&r->steer_failures));
+		/* under the lock: a new listen binds only once this binding is gone */
 		region_free(r);
 	}
+	pthread_mutex_unlock(&rx_lock);
 }
 
-int dm_rx_steer(struct dm_rx_region *r, const int *fds, int n, int *locs, char *why, size_t wl)
+int dm_rx_steer(struct dm_rx_region *r, const int *fds, int n, int *locs, size_t *reserved,
+		char *why, size_t wl)
 {
-	int i, err;
+	int kb = dm_env_int(DM_ENV_RX_SOCKBUF_KB, DM_DEFAULT_RX_SOCKBUF_KB, 64, 1 << 20);
+	/* the kernel doubles SO_RCVBUF (skb overhead): what a socket may hold */
+	size_t per = (size_t)kb << 11, need = per * (size_t)n;
+	int i, err, val = kb << 10;
 
+	*reserved = 0;
 	for (i = 0; i < n; i++)
 		locs[i] = -1;
+	/* Unread bytes of a steered socket hold region memory: the sockets
+	 * together may hold no more than the region less what the NIC's ring
+	 * needs, or one slow reader starves every flow of the queue. */
+	pthread_mutex_lock(&rx_lock);
+	if (r->budget < need) {
+		pthread_mutex_unlock(&rx_lock);
+		snprintf(why, wl, "the RX region is spoken for (%zu of %zu MiB left, %d sockets "
+			 "of %d KiB need %zu MiB)", r->budget >> 20, r->size >> 20, n, kb * 2,
+			 need >> 20);
+		return -ENOSPC;
+	}
+	r->budget -= need;
+	pthread_mutex_unlock(&rx_lock);
+	*reserved = need;
 	for (i = 0; i < n; i++) {
+		if (setsockopt(fds[i], SOL_SOCKET, SO_RCVBUF, &val, sizeof(val))) {
+			err = -errno;
+			snprintf(why, wl, "SO_RCVBUF on data socket %d: %s", i, strerror(-err));
+			dm_rx_unsteer(r, fds, locs, n, reserved);
+			return err;
+		}
 		err = dm_steer_add(r->ifname, fds[i], r->queues[(unsigned)i % (unsigned)r->nqueues],
 				   &locs[i]);
 		if (err) {
 			snprintf(why, wl, "ntuple rule for data socket %d on %s: %s", i, r->ifname,
-				 strerror(-err));
-			dm_rx_unsteer(r, locs, n);
+				 err == -EWOULDBLOCK ? "the steering lock is busy" : strerror(-err));
+			dm_rx_unsteer(r, fds, locs, n, reserved);
 			return err;
 		}
 	}
 	return 0;
 }
 
-void dm_rx_unsteer(struct dm_rx_region *r, int *locs, int n)
+void dm_rx_unsteer(struct dm_rx_region *r, const int *fds, int *locs, int n, size_t *reserved)
 {
 	int i;
 
+	pthread_mutex_lock(&rx_lock);
+	r->budget += *reserved;
+	pthread_mutex_unlock(&rx_lock);
+	*reserved = 0;
 	for (i = 0; i < n; i++) {
-		if (locs[i] >= 0 && dm_steer_del(r->ifname, locs[i]))
-			DM_WARN("NET/devmem : %s: deleting ntuple rule %d failed", r->ifname,
-				locs[i]);
+		int err = dm_steer_del(r->ifname, fds ? fds[i] : -1, locs[i]);
+
+		if (err)
+			DM_WARN("NET/devmem : %s: ntuple rule %d not deleted: %s", r->ifname,
+				locs[i], err == -ESTALE ? "another rule took its place" :
+				strerror(-err));
 		locs[i] = -1;
 	}
 }

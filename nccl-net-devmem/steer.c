@@ -58,6 +58,42 @@ int dm_ethtool_rx_queues(const char *ifname)
 	return (int)(ch.combined_count + ch.rx_count);
 }
 
+int dm_ethtool_rx_ring(const char *ifname)
+{
+	struct ethtool_ringparam rp = { .cmd = ETHTOOL_GRINGPARAM };
+	int r = ethtool_ioctl(ifname, &rp);
+
+	return r ? r : (int)rp.rx_pending;
+}
+
+int dm_ethtool_rss_uses(const char *ifname, const unsigned *queues, int n)
+{
+	struct ethtool_rxfh_indir probe = { .cmd = ETHTOOL_GRXFHINDIR };
+	struct ethtool_rxfh_indir *t;
+	uint32_t i;
+	int r, j, hit = 0;
+
+	r = ethtool_ioctl(ifname, &probe);
+	if (r == -EOPNOTSUPP)
+		return 0;	/* no RSS: traffic goes where rules send it */
+	if (r)
+		return r;
+	if (!probe.size || probe.size > 65536)
+		return 0;
+	t = calloc(1, sizeof(*t) + probe.size * sizeof(uint32_t));
+	if (!t)
+		return -ENOMEM;
+	t->cmd = ETHTOOL_GRXFHINDIR;
+	t->size = probe.size;
+	r = ethtool_ioctl(ifname, t);
+	for (i = 0; !r && i < t->size && !hit; i++)
+		for (j = 0; j < n; j++)
+			if (t->ring_index[i] == queues[j])
+				hit = 1;
+	free(t);
+	return r ? r : hit;
+}
+
 /* A location no rule uses now, or -errno. */
 static int free_location(const char *ifname)
 {
@@ -135,7 +171,7 @@ int dm_steer_add(const char *ifname, int fd, unsigned queue, int *loc_out)
 	struct sockaddr_storage local, peer;
 	socklen_t ll = sizeof(local), pl = sizeof(peer);
 	struct ethtool_rxnfc ins;
-	int lock, loc, r;
+	int lock, loc, r, tries;
 
 	*loc_out = -1;
 	if (getsockname(fd, (struct sockaddr *)&local, &ll) ||
@@ -144,10 +180,18 @@ int dm_steer_add(const char *ifname, int fd, unsigned queue, int *loc_out)
 	if (local.ss_family != peer.ss_family ||
 	    (local.ss_family != AF_INET && local.ss_family != AF_INET6))
 		return -EAFNOSUPPORT;
+	/* accept() must not wait: a few tries, then copy mode */
 	lock = open(DM_STEER_LOCK, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-	if (lock >= 0)
-		while (flock(lock, LOCK_EX) && errno == EINTR)
-			;
+	if (lock < 0)
+		return -errno;
+	for (tries = 0; flock(lock, LOCK_EX | LOCK_NB); tries++) {
+		if ((errno != EWOULDBLOCK && errno != EINTR) || tries == 20) {
+			r = errno == EINTR ? -EWOULDBLOCK : -errno;
+			close(lock);
+			return r;
+		}
+		usleep(1000);
+	}
 	loc = free_location(ifname);
 	r = loc;
 	if (loc >= 0) {
@@ -159,17 +203,31 @@ int dm_steer_add(const char *ifname, int fd, unsigned queue, int *loc_out)
 		if (!r)
 			*loc_out = loc;
 	}
-	if (lock >= 0)
-		close(lock);	/* and the lock with it */
+	close(lock);	/* and the lock with it */
 	return r;
 }
 
-int dm_steer_del(const char *ifname, int loc)
+int dm_steer_del(const char *ifname, int fd, int loc)
 {
 	struct ethtool_rxnfc del = { .cmd = ETHTOOL_SRXCLSRLDEL };
+	struct ethtool_rxnfc get = { .cmd = ETHTOOL_GRXCLSRULE };
+	struct ethtool_rx_flow_spec want;
+	struct sockaddr_storage local, peer;
+	socklen_t ll = sizeof(local), pl = sizeof(peer);
 
 	if (loc < 0)
 		return 0;
+	/* only our rule: another program may have reused the location */
+	get.fs.location = (uint32_t)loc;
+	if (ethtool_ioctl(ifname, &get))
+		return -ENOENT;
+	if (fd >= 0 && !getsockname(fd, (struct sockaddr *)&local, &ll) &&
+	    !getpeername(fd, (struct sockaddr *)&peer, &pl)) {
+		fill_spec(&want, &local, &peer, (unsigned)get.fs.ring_cookie);
+		if ((get.fs.flow_type & ~(FLOW_EXT | FLOW_MAC_EXT | FLOW_RSS)) != want.flow_type ||
+		    memcmp(&get.fs.h_u, &want.h_u, sizeof(want.h_u)))
+			return -ESTALE;
+	}
 	del.fs.location = (uint32_t)loc;
 	return ethtool_ioctl(ifname, &del);
 }

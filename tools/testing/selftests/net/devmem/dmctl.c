@@ -18,7 +18,8 @@
 static int print_usage(void)
 {
 	fprintf(stderr, "usage: dmctl data-split IFNAME [on|off]\n"
-			"       dmctl hds-thresh IFNAME [N]\n");
+			"       dmctl hds-thresh IFNAME [N]\n"
+			"       dmctl rx-binding IFNAME QUEUE\n");
 	return 2;
 }
 
@@ -96,11 +97,44 @@ static int hds_thresh(const char *ifname, const char *val)
 	return 0;
 }
 
+/* Prints the id of the dma-buf bound to an RX queue, 0 when none. */
+static int rx_binding(const char *ifname, const char *val)
+{
+	struct devmem_queue_info info;
+	struct nl_ctx nl;
+	unsigned long q;
+	int ifindex, err;
+	char *end;
+
+	ifindex = dmctl_ifindex(ifname);
+	if (ifindex < 0)
+		return 1;
+	errno = 0;
+	q = strtoul(val, &end, 0);
+	if (errno || *end || end == val || q > 0xffff)
+		return print_usage();
+	err = devmem_nl_open(&nl);
+	if (!err) {
+		err = devmem_queue_get(&nl, ifindex, NETDEV_QUEUE_TYPE_RX,
+				       (int)q, &info);
+		nl_close(&nl);
+	}
+	if (err) {
+		fprintf(stderr, "dmctl: %s: queue-get rx %lu: %s\n", ifname, q,
+			strerror(-err));
+		return 1;
+	}
+	printf("%u\n", info.has_dmabuf ? info.dmabuf : 0);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc >= 3 && argc <= 4 && !strcmp(argv[1], "data-split"))
 		return data_split(argv[2], argc > 3 ? argv[3] : NULL);
 	if (argc >= 3 && argc <= 4 && !strcmp(argv[1], "hds-thresh"))
 		return hds_thresh(argv[2], argc > 3 ? argv[3] : NULL);
+	if (argc == 4 && !strcmp(argv[1], "rx-binding"))
+		return rx_binding(argv[2], argv[3]);
 	return print_usage();
 }

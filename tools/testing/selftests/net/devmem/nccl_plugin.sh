@@ -11,11 +11,16 @@
 #   with multi-recv, a sender killed mid-transfer; at least 90% of the bytes
 #   must come through the dma-buf (the plugin's own count);
 # - copy mode when asked (NCCL_DEVMEM_RX=0), when bind-rx is refused
-#   (tcp-data-split off) and when steering is refused (the NIC's rule
-#   table full): the same bytes, the reason in the log;
-# - afterwards no rule of the plugin is left on the NIC.
+#   (tcp-data-split off), when RSS spreads host traffic onto the queue the
+#   plugin would bind, and when steering is refused (the NIC's rule table
+#   full: the rules added for the connection are undone): the same bytes,
+#   the reason in the log;
+# - a 4 MiB region that 22 MB pass through (tokens must come back), and a
+#   region too small for a second connection's sockets (copy mode);
+# - afterwards no rule of the plugin is left on the NIC and no queue is
+#   bound.
 #
-# The harness is built by "make nccl" (build/nccl); without it: SKIP.
+# The harness is built by "make nccl" (build/nccl); make check builds it.
 
 source "$(dirname "$0")"/topology.sh
 DMCTL=$(realpath "$(dirname "$0")")/dmctl
@@ -30,10 +35,12 @@ cleanup()
 {
 	local i
 
+	# the processes first: they would put rules back
+	topo_stop_and_restore "$SRV_NS" "$CLI_NS"
 	for i in $(seq 0 15); do
 		srv ethtool -N "$SRV_IF" delete "$i" 2>/dev/null
 	done
-	topo_stop_and_restore "$SRV_NS" "$CLI_NS"
+	srv "$DMCTL" hds-thresh "$SRV_IF" 256 2>/dev/null
 	topo_teardown
 }
 
@@ -44,8 +51,8 @@ fail()
 }
 
 if [ ! -x "$HARNESS" ] || [ ! -e "$LIB" ]; then
-	echo "SKIP: no plugin harness at $NCCL (make nccl)"
-	exit 4
+	echo "FAIL: no plugin harness at $NCCL (make nccl builds it)"
+	exit 1
 fi
 trap cleanup EXIT
 topo_setup || exit 1
@@ -70,26 +77,47 @@ rules()
 	srv ethtool -n "$SRV_IF" | awk '/^Total/ { print $2 }'
 }
 
-harness wire-devmem-rx-sizes wire-devmem-rx-8-outstanding wire-copy-mode-env \
-	wire-sender-killed
-[ "$(rules)" = 0 ] || fail "$(rules) ntuple rule(s) left after the harness"
+# the queue the plugin binds, by queue-get (0: none)
+bound()
+{
+	srv "$DMCTL" rx-binding "$SRV_IF" $((nq - 1))
+}
 
-# Steering refused: every location of the table taken (by flows to queue 0).
-for i in $(seq 0 15); do
+harness wire-devmem-rx-sizes wire-devmem-rx-8-outstanding wire-copy-mode-env \
+	wire-sender-killed wire-small-region wire-region-spoken-for
+[ "$(rules)" = 0 ] || fail "$(rules) ntuple rule(s) left after the harness"
+[ "$(bound)" = 0 ] || fail "queue $((nq - 1)) still bound ($(bound)) after the harness"
+
+# Steering refused: every location but two taken (by flows to queue 0),
+# and the connection needs four: two added, then undone.
+filled=0
+for i in $(seq 2 15); do
 	srv ethtool -N "$SRV_IF" flow-type tcp4 src-ip 198.51.100.1 dst-ip 192.0.2.1 \
 		src-port $((20000 + i)) dst-port 9 action 0 loc "$i" ||
 		{ fail "could not fill the rule table (rule $i)"; break; }
+	filled=$((filled + 1))
 done
-harness wire-steering-refused
-for i in $(seq 0 15); do
-	srv ethtool -N "$SRV_IF" delete "$i"
+if [ $filled = 14 ]; then
+	harness wire-steering-refused
+	[ "$(rules)" = 14 ] || fail "$(rules) rules after a refused steering, 14 expected"
+fi
+for i in $(seq 2 15); do
+	srv ethtool -N "$SRV_IF" delete "$i" 2>/dev/null
 done
 
-# bind-rx refused: header split off.
-srv ethtool -X "$SRV_IF" default
+# bind-rx refused: header split off (RSS still keeps host traffic off the
+# queue).
 srv "$DMCTL" data-split "$SRV_IF" off || fail "tcp-data-split off"
 harness wire-bind-refused
 [ "$(rules)" = 0 ] || fail "$(rules) ntuple rule(s) left"
+[ "$(bound)" = 0 ] || fail "queue $((nq - 1)) bound ($(bound)) after a refused bind"
+
+# RSS spreading host traffic onto the queue: the plugin does not bind it.
+srv "$DMCTL" data-split "$SRV_IF" on && srv ethtool -X "$SRV_IF" default ||
+	fail "header split on, RSS default"
+harness wire-rss-onto-devmem-queue
+[ "$(bound)" = 0 ] || fail "queue $((nq - 1)) bound ($(bound)) while RSS uses it"
+srv "$DMCTL" data-split "$SRV_IF" off
 
 [ $ret = 0 ] && echo "nccl plugin over the wire: all passed"
 exit $ret
