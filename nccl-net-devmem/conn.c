@@ -336,6 +336,9 @@ static ncclResult_t connecting_start(struct dm_ctx *ctx, int dev, const uint8_t 
 /* 1: accepted, 0: not yet, < 0: -ncclResult_t. */
 static int connecting_progress(struct dm_connecting *c)
 {
+	struct dm_rx_count cnt = { 0 };
+	struct dm_rx_region *rx;
+	const char *rx_why = NULL;
 	struct dm_hdr hdr;
 	const char *why;
 	size_t want;
@@ -411,7 +414,16 @@ static int connecting_progress(struct dm_connecting *c)
 		}
 		if (c->roff == want)
 			break;
-		r = recv(c->fds[0], c->rbuf + c->roff, want - c->roff, MSG_DONTWAIT);
+		/* on NICs that steer by RSS bucket, the answer may share a bucket
+		 * with a flow steered to this device's region */
+		rx = dm_rx_peek(c->dev);
+		r = rx ? dm_rx_recv(rx, c->fds[0], c->rbuf + c->roff, want - c->roff, &cnt, &rx_why) :
+			 recv(c->fds[0], c->rbuf + c->roff, want - c->roff, MSG_DONTWAIT);
+		dm_rx_put(rx);
+		if (rx_why) {
+			DM_WARN("connect to %s: reading the answer: %s", c->peer_str, rx_why);
+			return -ncclSystemError;
+		}
 		if (r > 0) {
 			c->roff += (size_t)r;
 			continue;
@@ -636,11 +648,14 @@ static void pending_progress(struct dm_listen *l)
 
 		while (p->fd >= 0) {
 			size_t want = p->off < DM_HDR_LEN ? DM_HDR_LEN : DM_HELLO_WIRE;
-			const char *rx_why;
+			const char *rx_why = NULL;
 			/* a HELLO too may share an RSS bucket with a steered flow */
 			ssize_t r = l->rx ? dm_rx_recv(l->rx, p->fd, p->buf + p->off, want - p->off,
 						       &l->rxcnt, &rx_why) :
 					    recv(p->fd, p->buf + p->off, want - p->off, MSG_DONTWAIT);
+
+			if (rx_why)
+				DM_WARN("accept: HELLO: %s: dropped", rx_why);
 
 			if (r > 0) {
 				p->off += (size_t)r;

@@ -140,6 +140,8 @@ struct dm_rx_region {
  * mode (NCCL_DEVMEM_RX=0, or the bind failed: logged once). */
 struct dm_rx_region *dm_rx_get(int dev);
 void dm_rx_put(struct dm_rx_region *r);
+/* The device's region with a reference if there is one now; never binds. */
+struct dm_rx_region *dm_rx_peek(int dev);
 /* Another reference to a region the caller holds one of. */
 struct dm_rx_region *dm_rx_ref(struct dm_rx_region *r);
 /* Steers the data sockets to the region's queues (locs[n] out); on failure

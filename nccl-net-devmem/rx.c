@@ -45,6 +45,9 @@
 static pthread_mutex_t rx_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct dm_rx_region *regions[DM_MAX_DEVS];
 static char failed[DM_MAX_DEVS];	/* the bind failed once: copy mode */
+static uint64_t released_ms[DM_MAX_DEVS];	/* when this process last unbound it */
+/* a queue of ours may still be leaving that long after the unbind */
+#define DM_RX_RELEASE_GRACE_MS 10000
 
 /* "N" or "A-B" into queues[]; the number of queues or -1. */
 static int parse_queues(const char *s, int nq, unsigned *queues)
@@ -196,9 +199,11 @@ static struct dm_rx_region *region_create(int dev, int *transient, char *why, si
 	if (err) {
 		char msg[200];
 
-		/* a queue still bound (ours, being released), memory, time */
-		*transient = err == -EEXIST || err == -EBUSY || err == -ENOMEM ||
-			     err == -ETIMEDOUT || err == -EAGAIN;
+		/* memory, time; or the queue still ours, just released (another
+		 * process' binding, EEXIST too, stays: several ranks on one NIC) */
+		*transient = err == -ENOMEM || err == -ETIMEDOUT || err == -EAGAIN ||
+			     (err == -EEXIST && released_ms[dev] &&
+			      dm_now_ms() - released_ms[dev] < DM_RX_RELEASE_GRACE_MS);
 		snprintf(msg, sizeof(msg), "%.*s", (int)sizeof(msg) - 1, why);
 		snprintf(why, wl, "bind-rx of queue %u%s refused: %s (%s)", r->queues[0],
 			 r->nqueues > 1 ? "..." : "", msg, strerror(-err));
@@ -244,6 +249,21 @@ struct dm_rx_region *dm_rx_get(int dev)
 	return r;
 }
 
+struct dm_rx_region *dm_rx_peek(int dev)
+{
+	struct dm_rx_region *r = NULL;
+
+	if (dev < 0 || dev >= DM_MAX_DEVS)
+		return NULL;
+	pthread_mutex_lock(&rx_lock);
+	if (regions[dev]) {
+		r = regions[dev];
+		r->refs++;
+	}
+	pthread_mutex_unlock(&rx_lock);
+	return r;
+}
+
 struct dm_rx_region *dm_rx_ref(struct dm_rx_region *r)
 {
 	pthread_mutex_lock(&rx_lock);
@@ -265,6 +285,7 @@ void dm_rx_put(struct dm_rx_region *r)
 			(unsigned long long)atomic_load(&r->bytes_dmabuf),
 			(unsigned long long)atomic_load(&r->bytes_host),
 			(unsigned long long)atomic_load(&r->steer_failures));
+		released_ms[r->dev] = dm_now_ms();
 		/* under the lock: a new listen binds only once this binding is gone */
 		region_free(r);
 	}
@@ -297,12 +318,6 @@ int dm_rx_steer(struct dm_rx_region *r, const int *fds, int n, int *locs, size_t
 	pthread_mutex_unlock(&rx_lock);
 	*reserved = need;
 	for (i = 0; i < n; i++) {
-		if (setsockopt(fds[i], SOL_SOCKET, SO_RCVBUF, &val, sizeof(val))) {
-			err = -errno;
-			snprintf(why, wl, "SO_RCVBUF on data socket %d: %s", i, strerror(-err));
-			dm_rx_unsteer(r, fds, locs, n, reserved);
-			return err;
-		}
 		err = dm_steer_add(r->ifname, fds[i], r->queues[(unsigned)i % (unsigned)r->nqueues],
 				   &locs[i]);
 		if (err) {
@@ -310,6 +325,25 @@ int dm_rx_steer(struct dm_rx_region *r, const int *fds, int n, int *locs, size_t
 				 err == -EWOULDBLOCK ? "the steering lock is busy" : strerror(-err));
 			dm_rx_unsteer(r, fds, locs, n, reserved);
 			return err;
+		}
+	}
+	/* steered: now the buffers the budget counted (FORCE: past rmem_max;
+	 * CAP_NET_ADMIN is held, the rules needed it) */
+	for (i = 0; i < n; i++) {
+		int got = 0;
+		socklen_t gl = sizeof(got);
+
+		if (setsockopt(fds[i], SOL_SOCKET, SO_RCVBUFFORCE, &val, sizeof(val)) &&
+		    setsockopt(fds[i], SOL_SOCKET, SO_RCVBUF, &val, sizeof(val))) {
+			err = -errno;
+			snprintf(why, wl, "SO_RCVBUF on data socket %d: %s", i, strerror(-err));
+			dm_rx_unsteer(r, fds, locs, n, reserved);
+			return err;
+		}
+		if (!getsockopt(fds[i], SOL_SOCKET, SO_RCVBUF, &got, &gl) && (size_t)got > per) {
+			snprintf(why, wl, "data socket %d holds %d bytes, over its %zu", i, got, per);
+			dm_rx_unsteer(r, fds, locs, n, reserved);
+			return -EINVAL;
 		}
 	}
 	return 0;

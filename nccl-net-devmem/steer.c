@@ -27,7 +27,8 @@
 
 #include "plugin.h"
 
-#define DM_STEER_LOCK "/run/nccl-net-devmem-steer.lock"
+/* one lock file per interface; any user may take it (read-only open) */
+#define DM_STEER_LOCK "/run/nccl-net-devmem-steer.%s.lock"
 #define DM_STEER_MAX_RULES 1024
 
 static int ethtool_ioctl(const char *ifname, void *cmd)
@@ -171,6 +172,7 @@ int dm_steer_add(const char *ifname, int fd, unsigned queue, int *loc_out)
 	struct sockaddr_storage local, peer;
 	socklen_t ll = sizeof(local), pl = sizeof(peer);
 	struct ethtool_rxnfc ins;
+	char path[64 + IF_NAMESIZE];
 	int lock, loc, r, tries;
 
 	*loc_out = -1;
@@ -181,7 +183,8 @@ int dm_steer_add(const char *ifname, int fd, unsigned queue, int *loc_out)
 	    (local.ss_family != AF_INET && local.ss_family != AF_INET6))
 		return -EAFNOSUPPORT;
 	/* accept() must not wait: a few tries, then copy mode */
-	lock = open(DM_STEER_LOCK, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	snprintf(path, sizeof(path), DM_STEER_LOCK, ifname);
+	lock = open(path, O_RDONLY | O_CREAT | O_CLOEXEC, 0644);
 	if (lock < 0)
 		return -errno;
 	for (tries = 0; flock(lock, LOCK_EX | LOCK_NB); tries++) {
