@@ -15,11 +15,12 @@ mkdir -p "$out"
 tap() { echo "$*" | tee -a "$out/results.tap"; }
 n=0
 
-# 1. The selftests, in one boot of the debug kernel.
-expected=$(grep -c . "$build"/selftests/kselftest-list.txt)
-echo "check: running $expected selftest(s) in the guest"
+# 1. The selftests and the guest tests of nccl-net-devmem (mk/guest-check.sh:
+# one more program), in one boot of the debug kernel.
+expected=$(($(grep -c . "$build"/selftests/kselftest-list.txt) + 1))
+echo "check: running $expected test program(s) in the guest"
 FLAVOR=debug VM_TIMEOUT=${VM_TIMEOUT:-3600} "$top"/vm/run -l "$build"/vm/check -- \
-	"$build"/selftests/run_kselftest.sh > "$out/guest.tap" 2> "$out/vm-run.err"
+	"$top"/mk/guest-check.sh "$build" > "$out/guest.tap" 2> "$out/vm-run.err"
 vmrc=$?
 cat "$out/vm-run.err" >&2
 cat "$out/guest.tap"
@@ -52,7 +53,7 @@ case $vmrc in
 esac
 
 # 2. The NCCL plugin's harness on this host, over loopback (the guest ran
-# its cases over the wire in nccl_plugin.sh).
+# its cases over the wire in nccl-net-devmem/tests/wire.sh).
 n=$((n + 1))
 if "$build"/nccl/nccl_harness "$build"/nccl/libnccl-net-devmem.so > "$out/host-nccl.log" 2>&1; then
 	tap "ok $n host: nccl plugin harness ($(tail -1 "$out/host-nccl.log"))"

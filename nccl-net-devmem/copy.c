@@ -43,10 +43,7 @@ static const char *kind(const struct dm_comm *c)
 	return c->magic == DM_SEND_MAGIC ? "send" : "recv";
 }
 
-static void set_error(struct dm_comm *c, ncclResult_t err, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void set_error(struct dm_comm *c, ncclResult_t err, const char *fmt, ...)
+void dm_comm_error(struct dm_comm *c, ncclResult_t err, const char *fmt, ...)
 {
 	int expect = 0, i;
 	char msg[256];
@@ -84,9 +81,9 @@ static int would_block(void)
 
 /* ---------- send side ---------- */
 
-static void send_maybe_done(struct dm_req *q)
+void dm_send_maybe_done(struct dm_req *q)
 {
-	if (q->ctrl_done && !q->chunks_left)
+	if (q->ctrl_done && !q->chunks_left && !q->zc_left)
 		q->state = DM_REQ_DONE;
 }
 
@@ -128,7 +125,7 @@ static int ctrl_send_step(struct dm_comm *c, short *ev)
 			*ev = POLLOUT;
 			return 0;
 		} else if (!(r < 0 && errno == EINTR)) {
-			set_error(c, ncclRemoteError, "control socket: %s",
+			dm_comm_error(c, ncclRemoteError, "control socket: %s",
 				  r ? strerror(errno) : "closed");
 			return -1;
 		}
@@ -136,7 +133,7 @@ static int ctrl_send_step(struct dm_comm *c, short *ev)
 	pthread_mutex_lock(&c->lock);
 	q = &c->reqs[x->cursor % DM_MAX_REQS];
 	q->ctrl_done = 1;
-	send_maybe_done(q);
+	dm_send_maybe_done(q);
 	x->cursor++;
 	x->seq++;
 	pthread_mutex_unlock(&c->lock);
@@ -148,7 +145,10 @@ static int data_send_step(struct dm_comm *c, int k, short *ev)
 {
 	struct dm_sock *s = &c->socks[k];
 	uint64_t moved = 0;
+	int r;
 
+	if (s->zc.head != s->zc.next && dm_tx_reap(c, k))
+		return -1;
 	if (!s->busy) {
 		pthread_mutex_lock(&c->lock);
 		for (; s->cursor < c->posted; s->cursor++) {
@@ -164,38 +164,30 @@ static int data_send_step(struct dm_comm *c, int k, short *ev)
 			s->left = q->size - j * q->chunk;
 			if (s->left > q->chunk)
 				s->left = q->chunk;
+			s->tx_id = q->tx_id;
+			s->tx_off = q->tx_off + j * q->chunk;
+			s->zc.chunk_ids = 0;
 			s->owner = s->cursor;
 			s->busy = 1;
 			break;
 		}
 		pthread_mutex_unlock(&c->lock);
-		if (!s->busy)
+		if (!s->busy) {
+			if (s->zc.head != s->zc.next)
+				*ev = POLLERR;	/* completions to come */
 			return 0;
-	}
-	while (s->left) {
-		ssize_t r = send(s->fd, s->ptr, s->left, MSG_NOSIGNAL | MSG_DONTWAIT);
-
-		if (r > 0) {
-			s->ptr += r;
-			s->left -= (uint64_t)r;
-			moved += (uint64_t)r;
-			if (s->left && moved >= DM_IO_BUDGET)
-				return 1;
-		} else if (r < 0 && would_block()) {
-			*ev = POLLOUT;
-			return 0;
-		} else if (!(r < 0 && errno == EINTR)) {
-			set_error(c, ncclRemoteError, "data socket %d: %s", k,
-				  r ? strerror(errno) : "closed");
-			return -1;
 		}
 	}
+	r = dm_tx_chunk(c, k, ev, &moved, DM_IO_BUDGET);
+	if (r <= 0 || s->left)
+		return r;
 	pthread_mutex_lock(&c->lock);
 	{
 		struct dm_req *q = &c->reqs[s->owner % DM_MAX_REQS];
 
 		q->chunks_left--;
-		send_maybe_done(q);
+		q->zc_left += s->zc.chunk_ids;
+		dm_send_maybe_done(q);
 	}
 	pthread_mutex_unlock(&c->lock);
 	s->busy = 0;
@@ -229,7 +221,7 @@ static void msg_complete(struct dm_msg *m)
 static int closed_check(struct dm_comm *c)
 {
 	if (c->match_seq < c->posted) {
-		set_error(c, ncclRemoteError, "peer closed the connection with a receive posted");
+		dm_comm_error(c, ncclRemoteError, "peer closed the connection with a receive posted");
 		return -1;
 	}
 	return 0;
@@ -251,20 +243,20 @@ static int match_send(struct dm_comm *c)
 			if (!(q->matched_mask & (1u << j)) && q->tags[j] == x->desc.tag)
 				i = j;
 		if (i < 0) {
-			set_error(c, ncclRemoteError,
+			dm_comm_error(c, ncclRemoteError,
 				  "message with tag %u matches no buffer of the posted %d-buffer receive",
 				  x->desc.tag, q->n);
 			return -1;
 		}
 	}
 	if (x->desc.size > q->cap[i]) {
-		set_error(c, ncclRemoteError,
+		dm_comm_error(c, ncclRemoteError,
 			  "message of %llu bytes is larger than the posted receive (%llu bytes)",
 			  (unsigned long long)x->desc.size, (unsigned long long)q->cap[i]);
 		return -1;
 	}
 	if (m->live) {
-		set_error(c, ncclInternalError, "message table overrun");
+		dm_comm_error(c, ncclInternalError, "message table overrun");
 		return -1;
 	}
 	m->idx = c->nmsgs;
@@ -307,7 +299,7 @@ static int ctrl_read_hdr(struct dm_comm *c, short *ev)
 		ssize_t r = comm_recv(c, x->fd, x->buf + x->off, want - x->off, &why);
 
 		if (r == 0) {
-			set_error(c, ncclRemoteError, "peer closed the control socket%s",
+			dm_comm_error(c, ncclRemoteError, "peer closed the control socket%s",
 				  x->off ? " in the middle of a message" : "");
 			return -1;
 		}
@@ -318,7 +310,7 @@ static int ctrl_read_hdr(struct dm_comm *c, short *ev)
 			}
 			if (errno == EINTR)
 				continue;
-			set_error(c, why ? ncclSystemError : ncclRemoteError, "control socket: %s",
+			dm_comm_error(c, why ? ncclSystemError : ncclRemoteError, "control socket: %s",
 				  why ? why : strerror(errno));
 			return -1;
 		}
@@ -330,7 +322,7 @@ static int ctrl_read_hdr(struct dm_comm *c, short *ev)
 			if (!why && x->hdr.type != DM_MSG_SEND && x->hdr.type != DM_MSG_CLOSE)
 				why = "unexpected message type";
 			if (why) {
-				set_error(c, ncclRemoteError, "bad control message: %s", why);
+				dm_comm_error(c, ncclRemoteError, "bad control message: %s", why);
 				return -1;
 			}
 			if (x->hdr.type == DM_MSG_CLOSE) {
@@ -355,7 +347,7 @@ static int ctrl_read_hdr(struct dm_comm *c, short *ev)
 			else if (x->hdr.len != DM_SEND_LEN + (d->size <= DM_INLINE_MAX ? d->size : 0))
 				why = "length does not match size";
 			if (why) {
-				set_error(c, ncclRemoteError, "bad SEND (%llu bytes, tag %u): %s",
+				dm_comm_error(c, ncclRemoteError, "bad SEND (%llu bytes, tag %u): %s",
 					  (unsigned long long)d->size, d->tag, why);
 				return -1;
 			}
@@ -398,7 +390,7 @@ static int ctrl_recv_step(struct dm_comm *c, short *ev)
 				*ev = POLLIN;
 				return 0;
 			} else if (!(n < 0 && errno == EINTR)) {
-				set_error(c, why ? ncclSystemError : ncclRemoteError,
+				dm_comm_error(c, why ? ncclSystemError : ncclRemoteError,
 					  "control socket: %s", why ? why : n ? strerror(errno) :
 					  "closed in the middle of a message");
 				return -1;
@@ -459,7 +451,7 @@ static int data_recv_step(struct dm_comm *c, int k, short *ev)
 			*ev = POLLIN;
 			return 0;
 		} else if (!(r < 0 && errno == EINTR)) {
-			set_error(c, why ? ncclSystemError : ncclRemoteError, "data socket %d: %s", k,
+			dm_comm_error(c, why ? ncclSystemError : ncclRemoteError, "data socket %d: %s", k,
 				  why ? why : r ? strerror(errno) :
 				  "peer closed it in the middle of a message");
 			return -1;
@@ -653,6 +645,7 @@ ncclResult_t dm_isend(void *send_comm, void *data, uint64_t size, int tag, void 
 		      void **request)
 {
 	struct dm_comm *c = dm_comm_check(send_comm, 1);
+	const struct dm_mr *mr;
 	struct dm_req *q;
 	int err;
 
@@ -670,7 +663,8 @@ ncclResult_t dm_isend(void *send_comm, void *data, uint64_t size, int tag, void 
 		DM_WARN("isend: %llu bytes is over the 1 GiB maximum", (unsigned long long)size);
 		return ncclInvalidArgument;
 	}
-	if (dm_mr_covers(c, mh, data, size)) {
+	mr = dm_mr_covers(c, mh, data, size);
+	if (!mr) {
 		DM_WARN("isend: %p + %llu is not in memory registered on this comm (mhandle %p)",
 			data, (unsigned long long)size, mh);
 		return ncclInvalidArgument;
@@ -691,6 +685,9 @@ ncclResult_t dm_isend(void *send_comm, void *data, uint64_t size, int tag, void 
 	q->chunks_left = q->nchunks;
 	c->chunk_cursor += q->nchunks;
 	q->ctrl_done = 0;
+	q->tx_id = mr->tx_id;
+	q->tx_off = mr->dmabuf_off + (uint64_t)((char *)data - mr->base);
+	q->zc_left = 0;
 	q->state = DM_REQ_ACTIVE;
 	c->posted++;
 	pthread_mutex_unlock(&c->lock);
@@ -722,7 +719,7 @@ ncclResult_t dm_irecv(void *recv_comm, int n, void **data, const uint64_t *sizes
 	}
 	for (i = 0; i < n; i++) {
 		if (sizes[i] > DM_MAX_MSG_SIZE ||
-		    dm_mr_covers(c, mhs[i], data[i], sizes[i])) {
+		    !dm_mr_covers(c, mhs[i], data[i], sizes[i])) {
 			DM_WARN("irecv: buffer %d (%p + %llu) is not in memory registered on this "
 				"comm (mhandle %p)", i, data[i], (unsigned long long)sizes[i],
 				mhs[i]);
@@ -737,7 +734,7 @@ ncclResult_t dm_irecv(void *recv_comm, int n, void **data, const uint64_t *sizes
 	}
 	if (c->peer_closed) {
 		pthread_mutex_unlock(&c->lock);
-		set_error(c, ncclRemoteError, "irecv after the peer closed the connection");
+		dm_comm_error(c, ncclRemoteError, "irecv after the peer closed the connection");
 		return ncclRemoteError;
 	}
 	q->seq = c->posted;
@@ -824,7 +821,12 @@ ncclResult_t dm_close_comm(void *comm, int want)
 		if (send(c->ctrl.fd, m, sizeof(m), MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
 			DM_INFO(NCCL_NET, "send comm %p: CLOSE not sent: %m", (void *)c);
 	}
-	if (c->rx)
+	if (c->magic == DM_SEND_MAGIC)
+		DM_INFO(NCCL_NET, "send comm %p closed%s: %llu bytes sent from a dma-buf, %llu by "
+			"plain send", comm, clean ? "" : " with requests in flight or after an error",
+			(unsigned long long)atomic_load(&c->tx_dmabuf),
+			(unsigned long long)atomic_load(&c->tx_plain));
+	else if (c->rx)
 		DM_INFO(NCCL_NET, "%s comm %p closed%s: %llu bytes received into the dma-buf, "
 			"%llu in host memory", kind(c), comm,
 			clean ? "" : " with requests in flight or after an error",

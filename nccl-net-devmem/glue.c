@@ -18,8 +18,10 @@
  *   - netDeviceType is HOST: NCCL_NET_DEVICE_UNPACK (version 0x7) comes
  *     with devmem RX, and with it irecvConsumed and getDeviceMr, NULL in
  *     both tables today (NCCL checks them before calling);
- *   - regMrDmaBuf is NULL (devmem TX binds in it later): NCCL then never
- *     takes the plugin for dma-buf capable;
+ *   - regMrDmaBuf binds a mapped dma-buf for devmem TX (tx.c); NCCL calls
+ *     it only for CUDA memory and only when ptrSupport has DMABUF, so
+ *     under NCCL it waits for CUDA support, while the harness drives it
+ *     with udmabufs;
  *   - iflush has nothing to flush for host memory: *request = NULL;
  *   - makeVDevice and setNetAttr are NULL (optional in v11).
  */
@@ -203,7 +205,7 @@ DM_EXPORT ncclNet_v8_t ncclNetPlugin_v8 = {
 	.connect = connect_v8,
 	.accept = accept_v8,
 	.regMr = dm_reg_mr,
-	.regMrDmaBuf = NULL,	/* devmem TX (step 3) binds in it */
+	.regMrDmaBuf = dm_reg_mr_dmabuf,
 	.deregMr = dm_dereg_mr,
 	.isend = isend_v8,
 	.irecv = irecv_v8,
@@ -321,7 +323,7 @@ DM_EXPORT ncclNet_v11_t ncclNetPlugin_v11 = {
 	.connect = connect_v11,
 	.accept = accept_v8,
 	.regMr = dm_reg_mr,
-	.regMrDmaBuf = NULL,	/* devmem TX (step 3) binds in it */
+	.regMrDmaBuf = dm_reg_mr_dmabuf,
 	.deregMr = dm_dereg_mr,
 	.isend = isend_v11,
 	.irecv = irecv_v11,

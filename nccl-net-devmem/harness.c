@@ -35,6 +35,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sched.h>
+#include <linux/udmabuf.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -382,6 +385,13 @@ static ncclResult_t n_regmr(struct net *n, void *c, void *d, size_t sz, int type
 	return n->ver == 8 ? n->v8->regMr(c, d, sz, type, mh) : n->v11->regMr(c, d, sz, type, mh);
 }
 
+static ncclResult_t n_regmr_dmabuf(struct net *n, void *c, void *d, size_t sz, int type,
+				   uint64_t off, int fd, void **mh)
+{
+	return n->ver == 8 ? n->v8->regMrDmaBuf(c, d, sz, type, off, fd, mh) :
+			     n->v11->regMrDmaBuf(c, d, sz, type, off, fd, mh);
+}
+
 static ncclResult_t n_deregmr(struct net *n, void *c, void *mh)
 {
 	return n->ver == 8 ? n->v8->deregMr(c, mh) : n->v11->deregMr(c, mh);
@@ -536,6 +546,24 @@ static int peer_wait(struct peer *p, int ms)
 	return 0;
 }
 
+/* The receiving side of a case: spawns the sender `fn`, listens (plugin
+ * version `ver`), hands the sender the handle and accepts its connection. */
+static int recv_side_up(struct peer *peer, peer_fn fn, void *arg, struct net *n, int ver,
+			void **lc, void **rc)
+{
+	uint8_t handle[NCCL_NET_HANDLE_MAXSIZE];
+	int dev;
+
+	if (peer_spawn(peer, fn, arg))
+		return -1;
+	if (net_up(n, ver, &dev) || n_listen(n, dev, handle, lc))
+		FAIL("setup failed");
+	write_full(peer->wfd, handle, sizeof(handle));
+	if (accept_loop(n, *lc, rc, 5000))
+		FAIL("accept failed");
+	return 0;
+}
+
 /* ----------------------------------------------------------------- plans */
 
 /* One receive of n buffers and the n sends that fill it. */
@@ -556,6 +584,14 @@ struct plan {
 	size_t maxsize, maxcap;
 	int maxn;		/* most buffers in one receive */
 	int total;		/* messages */
+	int send_mem;		/* the sender's buffers: SEND_MEM_* */
+	int send_drop_euid;	/* the sender becomes nobody after registering */
+};
+
+enum {
+	SEND_MEM_MALLOC = 0,	/* malloc, regMr */
+	SEND_MEM_MEMFD,		/* a mapped memfd (not a dma-buf), regMrDmaBuf */
+	SEND_MEM_UDMABUF,	/* a mapped udmabuf, regMrDmaBuf */
 };
 
 static void plan_finish(struct plan *p)
@@ -655,6 +691,65 @@ static void plan_free(struct plan *p)
 
 /* --------------------------------------------------------------- drivers */
 
+/* Memory for a sender's buffers: malloc'd, or memfd pages (mapped here)
+ * behind a udmabuf or not, registered with regMrDmaBuf at dma-buf offset
+ * DMABUF_OFF with the fd closed right after the call, as NCCL does. */
+#define DMABUF_OFF 4096
+struct send_mem {
+	uint8_t *slab;
+	void *map;
+	size_t maplen;
+};
+
+static int send_mem_get(struct net *n, void *sc, int mode, size_t len, struct send_mem *m,
+			void **mh)
+{
+	struct udmabuf_create create = { 0 };
+	int memfd, fd, dev, rc;
+
+	memset(m, 0, sizeof(*m));
+	if (mode == SEND_MEM_MALLOC) {
+		m->slab = xmalloc(len);
+		return (int)n_regmr(n, sc, m->slab, len, NCCL_PTR_HOST, mh);
+	}
+	m->maplen = (DMABUF_OFF + len + 4095) & ~(size_t)4095;
+	memfd = memfd_create("harness-send", MFD_ALLOW_SEALING | MFD_CLOEXEC);
+	if (memfd < 0 || ftruncate(memfd, (off_t)m->maplen) ||
+	    fcntl(memfd, F_ADD_SEALS, F_SEAL_SHRINK))
+		FAIL("memfd of %zu bytes: %m", m->maplen);
+	m->map = mmap(NULL, m->maplen, PROT_READ | PROT_WRITE, MAP_SHARED, memfd, 0);
+	if (m->map == MAP_FAILED) {
+		m->map = NULL;
+		FAIL("mmap of the memfd: %m");
+	}
+	m->slab = (uint8_t *)m->map + DMABUF_OFF;
+	fd = memfd;
+	if (mode == SEND_MEM_UDMABUF) {
+		dev = open("/dev/udmabuf", O_RDWR | O_CLOEXEC);
+		if (dev < 0)
+			FAIL("/dev/udmabuf: %m");
+		create.memfd = (uint32_t)memfd;
+		create.flags = UDMABUF_FLAGS_CLOEXEC;
+		create.size = m->maplen;
+		fd = ioctl(dev, UDMABUF_CREATE, &create);
+		close(dev);
+		close(memfd);
+		if (fd < 0)
+			FAIL("UDMABUF_CREATE of %zu bytes: %m", m->maplen);
+	}
+	rc = (int)n_regmr_dmabuf(n, sc, m->slab, len, NCCL_PTR_HOST, DMABUF_OFF, fd, mh);
+	close(fd);
+	return rc;
+}
+
+static void send_mem_put(struct send_mem *m)
+{
+	if (m->map)
+		munmap(m->map, m->maplen);
+	else
+		free(m->slab);
+}
+
 /*
  * Each returns 0 when every message went through and checked, else an
  * ncclResult_t from the plugin or -1 (timeout, wrong data), with the reason
@@ -663,7 +758,8 @@ static void plan_free(struct plan *p)
 static int run_send(struct net *n, void *sc, const struct plan *p, int ms, int quiet)
 {
 	size_t slot = p->maxsize ? p->maxsize : 1;
-	uint8_t *slab = xmalloc(slot * (size_t)p->depth);
+	struct send_mem mem;
+	uint8_t *slab;
 	struct {
 		void *req;
 		size_t size;
@@ -674,10 +770,19 @@ static int run_send(struct net *n, void *sc, const struct plan *p, int ms, int q
 	void *mh = NULL;
 
 	memset(s, 0, sizeof(s));
-	rc = (int)n_regmr(n, sc, slab, slot * (size_t)p->depth, NCCL_PTR_HOST, &mh);
+	rc = send_mem_get(n, sc, p->send_mem, slot * (size_t)p->depth, &mem, &mh);
+	slab = mem.slab;
 	if (rc) {
 		if (!quiet)
-			diag("send: regMr: %d", rc);
+			diag("send: %s: %d", p->send_mem ? "regMrDmaBuf" : "regMr", rc);
+		goto out;
+	}
+	/* every thread of the process (glibc): the kernel then refuses the
+	 * TX binding root made to the plugin's progress threads */
+	if (p->send_drop_euid && seteuid(65534)) {
+		if (!quiet)
+			diag("send: seteuid: %m");
+		rc = -1;
 		goto out;
 	}
 	while (done < p->total) {
@@ -750,7 +855,7 @@ static int run_send(struct net *n, void *sc, const struct plan *p, int ms, int q
 out:
 	if (mh)
 		n_deregmr(n, sc, mh);
-	free(slab);
+	send_mem_put(&mem);
 	return rc;
 }
 
@@ -915,12 +1020,70 @@ static int recv_word(struct net *n, void *rc_, uint64_t *v)
 
 /* ------------------------------------------------- a sender/receiver pair */
 
+/* Payload bytes of a plan that travel on data sockets (not inline). */
+static uint64_t plan_data_bytes(const struct plan *p)
+{
+	uint64_t sum = 0;
+	int i, j;
+
+	for (i = 0; i < p->ngroups; i++)
+		for (j = 0; j < p->g[i].n; j++)
+			if (p->g[i].size[j] > DM_INLINE_MAX)
+				sum += p->g[i].size[j];
+	return sum;
+}
+
+/* The number the plugin logged just before `what`, or -1. */
+static long long logged_number(const char *what)
+{
+	const char *p = log_find(what), *q;
+
+	if (!p)
+		return -1;
+	q = p;
+	while (q > log_text && q[-1] >= '0' && q[-1] <= '9')
+		q--;
+	return q < p ? strtoll(q, NULL, 10) : -1;
+}
+
+
 struct pair_cfg {
 	int send_ver, recv_ver;
 	const char *send_env[4], *recv_env[4];	/* "NAME=value" */
 	struct plan *plan;
 	int ms;
+	int send_tx;		/* SEND_TX_*: what the sender's log must say */
+	const char *send_expect;	/* and a line it must have (NULL: none) */
 };
+
+enum {
+	SEND_TX_ANY = 0,
+	SEND_TX_DEVMEM,		/* every data-socket byte sent from the dma-buf */
+	SEND_TX_PLAIN,		/* none */
+};
+
+/* After closeSend: checks the sender's log against cfg. */
+static int sender_expect(const struct pair_cfg *cfg)
+{
+	uint64_t want = plan_data_bytes(cfg->plan);
+	long long got;
+
+	if (cfg->send_expect && !log_find(cfg->send_expect))
+		FAIL("sender: no \"%s\" in the plugin's log", cfg->send_expect);
+	if (cfg->send_tx == SEND_TX_ANY)
+		return 0;
+	got = logged_number(" bytes sent from a dma-buf");
+	if (got < 0)
+		FAIL("sender: the send comm did not log its bytes");
+	if (cfg->send_tx == SEND_TX_DEVMEM && (uint64_t)got != want)
+		FAIL("sender: %lld of %llu data-socket bytes sent from the dma-buf", got,
+		     (unsigned long long)want);
+	if (cfg->send_tx == SEND_TX_PLAIN && got)
+		FAIL("sender: %lld bytes sent from a dma-buf, plain send expected", got);
+	diag("sender: %lld of %llu data-socket bytes sent from the dma-buf", got,
+	     (unsigned long long)want);
+	return 0;
+}
 
 static void apply_env(const char *const *env)
 {
@@ -950,6 +1113,8 @@ static int pair_sender(struct peer *self)
 	if (n_close_send(&n, sc))
 		FAIL("sender: closeSend failed");
 	net_down(&n);
+	if (!rc)
+		rc = sender_expect(cfg);
 	return rc ? -1 : 0;
 }
 
@@ -1404,7 +1569,6 @@ static int small_sender(struct peer *self)
 
 static int lie_case(struct lie_cfg *c)
 {
-	uint8_t handle[NCCL_NET_HANDLE_MAXSIZE];
 	struct peer peer;
 	struct net n;
 	void *lc, *rc_, *mh, *req = NULL, *data[2], *mhs[2];
@@ -1412,15 +1576,10 @@ static int lie_case(struct lie_cfg *c)
 	size_t bufsz = 2 * (c->cap + GUARD);
 	uint8_t *buf = xmalloc(bufsz);
 	uint64_t t0, end;
-	int dev, d = 0, rc = 0, i, szs[2];
+	int d = 0, rc = 0, i, szs[2];
 
-	if (peer_spawn(&peer, small_sender, c))
+	if (recv_side_up(&peer, small_sender, c, &n, 8, &lc, &rc_))
 		return -1;
-	if (net_up(&n, 8, &dev) || n_listen(&n, dev, handle, &lc))
-		FAIL("setup failed");
-	write_full(peer.wfd, handle, sizeof(handle));
-	if (accept_loop(&n, lc, &rc_, 5000))
-		FAIL("accept failed");
 	memset(buf, GUARD_BYTE, bufsz);
 	if (n_regmr(&n, rc_, buf, bufsz, NCCL_PTR_HOST, &mh))
 		FAIL("regMr failed");
@@ -1485,11 +1644,29 @@ static int misuse_sender(struct peer *self)
 		FAIL("regMr(NCCL_PTR_CUDA) succeeded");
 	if (n_regmr(&n, sc, buf, 4096, NCCL_PTR_DMABUF, &mh) == ncclSuccess)
 		FAIL("regMr(NCCL_PTR_DMABUF) succeeded");
-	/* no dma-buf registration before devmem TX: NCCL sees NULL and
-	 * never takes the plugin for dma-buf capable
-	 */
-	if (n.v11->regMrDmaBuf)
-		FAIL("regMrDmaBuf offered before devmem TX exists");
+	{
+		int mfd = memfd_create("misuse", MFD_CLOEXEC);
+
+		if (mfd < 0 || ftruncate(mfd, 8192))
+			FAIL("memfd: %m");
+		if (n_regmr_dmabuf(&n, sc, buf, 4096, NCCL_PTR_HOST, 0, -1, &mh) == ncclSuccess)
+			FAIL("regMrDmaBuf of fd -1 succeeded");
+		if (n_regmr_dmabuf(&n, sc, buf, 4096, NCCL_PTR_CUDA, 0, mfd, &mh) == ncclSuccess)
+			FAIL("regMrDmaBuf(NCCL_PTR_CUDA) succeeded without CUDA");
+		if (n_regmr_dmabuf(&n, sc, buf, 4096, NCCL_PTR_HOST, 4097, mfd, &mh) ==
+		    ncclSuccess)
+			FAIL("regMrDmaBuf past the end of its buffer succeeded");
+		if (n_regmr_dmabuf(&n, sc, buf, 4096, NCCL_PTR_HOST, UINT64_MAX - 100, mfd, &mh) ==
+		    ncclSuccess)
+			FAIL("regMrDmaBuf at offset 2^64 - 101 succeeded");
+		if (n_regmr_dmabuf(&n, buf, buf, 4096, NCCL_PTR_HOST, 0, mfd, &mh) == ncclSuccess)
+			FAIL("regMrDmaBuf on a non-comm succeeded");
+		/* not a dma-buf: bind-tx refuses it, plain send */
+		if (n_regmr_dmabuf(&n, sc, buf, 4096, NCCL_PTR_HOST, 4096, mfd, &mh2) ||
+		    n_deregmr(&n, sc, mh2))
+			FAIL("regMrDmaBuf of a memfd (plain send) failed");
+		close(mfd);
+	}
 	if (n_regmr(&n, buf, buf, 4096, NCCL_PTR_HOST, &mh) == ncclSuccess)
 		FAIL("regMr on a non-comm succeeded");
 	if (n_regmr(&n, sc, buf, 2048, NCCL_PTR_HOST, &mh))
@@ -1744,23 +1921,17 @@ static int wait_req(struct net *n, void *req, int ms, int *rc)
 
 static int case_kill_sender(void)
 {
-	uint8_t handle[NCCL_NET_HANDLE_MAXSIZE];
 	uint8_t *buf = xmalloc(KILL_SIZE);
 	struct peer peer;
 	struct net n;
 	void *lc, *rc_, *mh, *req = NULL, *data = buf;
 	size_t size = KILL_FIRST;
 	uint64_t t0;
-	int dev, rc = 0, tag = 0, st;
+	int rc = 0, tag = 0, st;
 	char c;
 
-	if (peer_spawn(&peer, victim_sender, NULL))
+	if (recv_side_up(&peer, victim_sender, NULL, &n, 11, &lc, &rc_))
 		return -1;
-	if (net_up(&n, 11, &dev) || n_listen(&n, dev, handle, &lc))
-		FAIL("setup failed");
-	write_full(peer.wfd, handle, sizeof(handle));
-	if (accept_loop(&n, lc, &rc_, 5000))
-		FAIL("accept failed");
 	if (n_regmr(&n, rc_, buf, KILL_SIZE, NCCL_PTR_HOST, &mh))
 		FAIL("regMr failed");
 	while (!req && !rc)
@@ -1827,10 +1998,15 @@ static int victim_receiver(struct peer *self)
 		pause();
 }
 
+/* The sender's memory in case_kill_receiver (the wire case sends from a
+ * udmabuf). */
+static int kill_send_mem = SEND_MEM_MALLOC;
+
 static int case_kill_receiver(void)
 {
 	uint8_t handle[NCCL_NET_HANDLE_MAXSIZE];
-	uint8_t *buf = xmalloc(KILL_FIRST + KILL_SIZE);
+	struct send_mem mem;
+	uint8_t *buf;
 	struct peer peer;
 	struct net n;
 	void *sc, *mh, *r1 = NULL, *r2 = NULL;
@@ -1846,9 +2022,10 @@ static int case_kill_receiver(void)
 		FAIL("no handle");
 	if (connect_loop(&n, dev, handle, &sc, 5000))
 		FAIL("connect failed");
+	if (send_mem_get(&n, sc, kill_send_mem, KILL_FIRST + KILL_SIZE, &mem, &mh))
+		FAIL("memory registration failed");
+	buf = mem.slab;
 	memset(buf, 0x5a, KILL_FIRST + KILL_SIZE);
-	if (n_regmr(&n, sc, buf, KILL_FIRST + KILL_SIZE, NCCL_PTR_HOST, &mh))
-		FAIL("regMr failed");
 	while (!r1 && !rc)
 		rc = (int)n_isend(&n, sc, buf, KILL_FIRST, 0, mh, &r1);
 	while (!r2 && !rc)
@@ -1872,7 +2049,7 @@ static int case_kill_receiver(void)
 	net_down(&n);
 	close(peer.rfd);
 	close(peer.wfd);
-	free(buf);
+	send_mem_put(&mem);
 	return 0;
 }
 
@@ -1951,22 +2128,16 @@ static int inflight_sender(struct peer *self)
 
 static int inflight_case(int mode)
 {
-	uint8_t handle[NCCL_NET_HANDLE_MAXSIZE];
 	size_t slot = 4 * MIB, sizes = slot;
 	uint8_t *buf = xmalloc(8 * slot);
 	struct peer peer;
 	struct net n;
 	void *lc, *rc_, *mh, *req[8] = { NULL }, *data;
 	uint64_t t0, end;
-	int dev, i, d = 0, tag, rc = 0, first = 0;
+	int i, d = 0, tag, rc = 0, first = 0;
 
-	if (peer_spawn(&peer, inflight_sender, &mode))
+	if (recv_side_up(&peer, inflight_sender, &mode, &n, 8, &lc, &rc_))
 		return -1;
-	if (net_up(&n, 8, &dev) || n_listen(&n, dev, handle, &lc))
-		FAIL("setup failed");
-	write_full(peer.wfd, handle, sizeof(handle));
-	if (accept_loop(&n, lc, &rc_, 5000))
-		FAIL("accept failed");
 	if (n_regmr(&n, rc_, buf, 8 * slot, NCCL_PTR_HOST, &mh))
 		FAIL("regMr failed");
 	for (i = 0; i < 8; i++) {
@@ -2600,32 +2771,6 @@ static int case_fuzz(void)
 
 /* ------------------------------------------- over the wire (HARNESS_WIRE) */
 
-/* Payload bytes of a plan that travel on data sockets (not inline). */
-static uint64_t plan_data_bytes(const struct plan *p)
-{
-	uint64_t sum = 0;
-	int i, j;
-
-	for (i = 0; i < p->ngroups; i++)
-		for (j = 0; j < p->g[i].n; j++)
-			if (p->g[i].size[j] > DM_INLINE_MAX)
-				sum += p->g[i].size[j];
-	return sum;
-}
-
-/* The number the plugin logged just before `what`, or -1. */
-static long long logged_number(const char *what)
-{
-	const char *p = log_find(what), *q;
-
-	if (!p || p < log_text + 2)
-		return -1;
-	q = p - 1;
-	while (q > log_text && q[-1] >= '0' && q[-1] <= '9')
-		q--;
-	return q < p - 1 ? strtoll(q, NULL, 10) : -1;
-}
-
 /* Checks how the receiver took the plan: `expect` NULL = devmem RX, with
  * at least 90% of the data sockets' bytes through the dma-buf; else copy
  * mode, with `expect` in the log (the reason). */
@@ -2740,6 +2885,207 @@ static int case_wire_kill_sender(void)
 	return 0;
 }
 
+/* ---- devmem TX ---- */
+
+/* The sizes from a sender's memory `mem` (SEND_MEM_*), the receiver as
+ * recv_env makes it (expect: as wire_expect). */
+static int tx_sizes(int mem, const char *send_env, const char *recv_env, int send_tx,
+		    const char *send_expect, const char *expect, int drop_euid)
+{
+	struct plan p;
+	struct pair_cfg cfg = { .send_ver = 11, .recv_ver = 8, .plan = &p, .ms = 60000,
+				.send_tx = send_tx, .send_expect = send_expect };
+	int rc;
+
+	cfg.send_env[0] = send_env;
+	cfg.recv_env[0] = recv_env;
+	plan_sizes(&p, wire_sizes, (int)(sizeof(wire_sizes) / sizeof(wire_sizes[0])), 2, 78);
+	p.send_mem = mem;
+	p.send_drop_euid = drop_euid;
+	rc = run_pair(&cfg) || (wire.on && wire_expect(&p, expect));
+	plan_free(&p);
+	return rc ? -1 : 0;
+}
+
+/* A dma-buf registration the kernel cannot bind (a memfd; on the host's
+ * loopback no device can): plain send, said why. */
+static int case_dmabuf_plain(void)
+{
+	return tx_sizes(SEND_MEM_MEMFD, NULL, NULL, SEND_TX_PLAIN, "no devmem TX on ", NULL, 0);
+}
+
+/* devmem TX alone: the receiver in copy mode. */
+static int case_wire_tx_sizes(void)
+{
+	return tx_sizes(SEND_MEM_UDMABUF, NULL, "NCCL_DEVMEM_RX=0", SEND_TX_DEVMEM,
+			"bound for devmem TX on", "copy mode", 0);
+}
+
+static int case_wire_tx_not_dmabuf(void)
+{
+	return tx_sizes(SEND_MEM_MEMFD, NULL, "NCCL_DEVMEM_RX=0", SEND_TX_PLAIN,
+			"no devmem TX on ", "copy mode", 0);
+}
+
+static int case_wire_tx_env_off(void)
+{
+	return tx_sizes(SEND_MEM_UDMABUF, "NCCL_DEVMEM_TX=0", "NCCL_DEVMEM_RX=0", SEND_TX_PLAIN,
+			"NCCL_DEVMEM_TX=0", "copy mode", 0);
+}
+
+/* Bound by root, sent by nobody: this series refuses the sendmsg (another
+ * user's binding); the comm goes on with plain send. */
+static int case_wire_tx_refused_at_send(void)
+{
+	return tx_sizes(SEND_MEM_UDMABUF, NULL, "NCCL_DEVMEM_RX=0", SEND_TX_PLAIN,
+			"devmem sendmsg on data socket", "copy mode", 1);
+}
+
+/* devmem TX and devmem RX together: 200 multi-recvs, 8 in flight. */
+static int case_wire_tx_rx(void)
+{
+	struct plan p;
+	struct pair_cfg cfg = { .send_ver = 11, .recv_ver = 11, .plan = &p, .ms = 60000,
+				.send_tx = SEND_TX_DEVMEM };
+	int rc;
+
+	plan_random(&p, 200, 2 * MIB, 4, 8, 101);
+	p.send_mem = SEND_MEM_UDMABUF;
+	rc = run_pair(&cfg) || wire_expect(&p, NULL);
+	plan_free(&p);
+	return rc ? -1 : 0;
+}
+
+/* The receiver killed while 256 MiB from a udmabuf are in flight: the
+ * send fails, nothing hangs (completions of the purged data). */
+static int case_wire_tx_kill_receiver(void)
+{
+	kill_send_mem = SEND_MEM_UDMABUF;
+	if (case_kill_receiver())
+		return -1;
+	if (!log_find("bound for devmem TX on"))
+		FAIL("the sender did not bind its udmabuf for TX");
+	if (logged_number(" bytes sent from a dma-buf") < (long long)KILL_FIRST)
+		FAIL("%lld bytes sent from the dma-buf, at least %lu expected",
+		     logged_number(" bytes sent from a dma-buf"), KILL_FIRST);
+	return 0;
+}
+
+/* A devmem send is done only once the peer has acknowledged its bytes (the
+ * kernel reports the zerocopy sendmsg done): with the receiver's link
+ * down, 32 KiB that fit in the socket buffers stay in flight; with the
+ * link back they arrive, retransmitted from the dma-buf, intact. */
+#define ACKED_SIZE (32 * 1024 + 7)
+#define ACKED_SEED 4242
+
+static int acked_sender(struct peer *self)
+{
+	uint8_t handle[NCCL_NET_HANDLE_MAXSIZE];
+	struct send_mem mem;
+	struct net n;
+	void *sc, *mh, *req = NULL;
+	uint64_t end;
+	int dev, rc, d = 0;
+	char c;
+
+	if (net_up(&n, 11, &dev))
+		return -1;
+	if (read_full(self->rfd, handle, sizeof(handle), scaled(5000)))
+		FAIL("sender: no handle");
+	if (connect_loop(&n, dev, handle, &sc, 5000))
+		FAIL("sender: connect failed");
+	if (send_mem_get(&n, sc, SEND_MEM_UDMABUF, ACKED_SIZE, &mem, &mh))
+		FAIL("sender: regMrDmaBuf failed");
+	pat_fill(mem.slab, ACKED_SIZE, ACKED_SEED);
+	if (read_full(self->rfd, &c, 1, scaled(10000)))
+		FAIL("sender: the receiver did not take its link down");
+	while (!req)
+		if ((rc = (int)n_isend(&n, sc, mem.slab, ACKED_SIZE, 1, mh, &req)))
+			FAIL("sender: isend: %d", rc);
+	end = now_ms() + (uint64_t)scaled(1500);
+	while (now_ms() < end) {
+		if ((rc = (int)n_test(&n, req, &d, NULL)))
+			FAIL("sender: test: %d", rc);
+		if (d)
+			FAIL("sender: a send from the dma-buf was done while the receiver's link "
+			     "was down");
+		msleep(10);
+	}
+	write_full(self->wfd, "w", 1);
+	if (!wait_req(&n, req, 30000, &rc) || rc)
+		FAIL("sender: not done 30 s after the link came back (%d)", rc);
+	n_deregmr(&n, sc, mh);
+	send_mem_put(&mem);
+	if (n_close_send(&n, sc))
+		FAIL("sender: closeSend failed");
+	net_down(&n);
+	if (logged_number(" bytes sent from a dma-buf") != ACKED_SIZE)
+		FAIL("sender: %lld bytes sent from the dma-buf, %d expected",
+		     logged_number(" bytes sent from a dma-buf"), ACKED_SIZE);
+	return 0;
+}
+
+static int link_set(const char *state)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "ip link set dev %s %s", dev_name, state);
+	if (system(cmd))
+		FAIL("%s failed", cmd);
+	return 0;
+}
+
+static int case_wire_tx_done_when_acked(void)
+{
+	uint8_t *buf = xmalloc(ACKED_SIZE);
+	struct peer peer;
+	struct net n;
+	void *lc, *rc_, *mh, *req = NULL, *data = buf;
+	size_t size = ACKED_SIZE;
+	int tag = 1, rc, got = 0, d = 0, went;
+	long bad;
+	char c;
+
+	putenv("NCCL_DEVMEM_RX=0");
+	if (recv_side_up(&peer, acked_sender, NULL, &n, 8, &lc, &rc_))
+		return -1;
+	if (n_regmr(&n, rc_, buf, ACKED_SIZE, NCCL_PTR_HOST, &mh))
+		FAIL("regMr failed");
+	if (link_set("down"))
+		return -1;
+	write_full(peer.wfd, "g", 1);
+	went = read_full(peer.rfd, &c, 1, scaled(15000));
+	if (link_set("up"))
+		return -1;
+	if (went) {
+		peer_wait(&peer, 1000);
+		FAIL("the sender stopped while the link was down");
+	}
+	while (!req)
+		if ((rc = (int)n_irecv(&n, rc_, 1, &data, &size, &tag, &mh, &req)))
+			FAIL("irecv: %d", rc);
+	rc = 0;
+	{
+		uint64_t end = now_ms() + (uint64_t)scaled(30000);
+
+		while (!rc && !d && now_ms() < end)
+			rc = (int)n_test(&n, req, &d, &got);
+	}
+	if (!d || rc || got != ACKED_SIZE)
+		FAIL("receive: done %d, error %d, %d bytes", d, rc, got);
+	bad = pat_check(buf, ACKED_SIZE, ACKED_SEED);
+	if (bad >= 0)
+		FAIL("byte %ld differs after the retransmission", bad);
+	if (peer_wait(&peer, 30000))
+		return -1;
+	n_deregmr(&n, rc_, mh);
+	n_close_recv(&n, rc_);
+	n_close_listen(&n, lc);
+	net_down(&n);
+	free(buf);
+	return 0;
+}
+
 struct tcase {
 	const char *name;
 	int (*fn)(void);
@@ -2762,6 +3108,7 @@ static const struct tcase cases[] = {
 	{ "receiver-killed", case_kill_receiver, 20 },
 	{ "close-in-flight", case_inflight, 20 },
 	{ "fuzz-control-protocol", case_fuzz, 40 },
+	{ "dmabuf-not-bound-plain-send", case_dmabuf_plain, 30 },
 	/* with HARNESS_WIRE only */
 	{ "wire-devmem-rx-sizes", case_wire_devmem_sizes, 120 },
 	{ "wire-devmem-rx-8-outstanding", case_wire_devmem_outstanding, 120 },
@@ -2772,6 +3119,13 @@ static const struct tcase cases[] = {
 	{ "wire-sender-killed", case_wire_kill_sender, 60 },
 	{ "wire-small-region", case_wire_small_region, 120 },
 	{ "wire-region-spoken-for", case_wire_spoken_for, 120 },
+	{ "wire-devmem-tx-sizes", case_wire_tx_sizes, 120 },
+	{ "wire-devmem-tx-and-rx", case_wire_tx_rx, 120 },
+	{ "wire-tx-not-a-dmabuf", case_wire_tx_not_dmabuf, 120 },
+	{ "wire-tx-env-off", case_wire_tx_env_off, 120 },
+	{ "wire-tx-refused-at-send", case_wire_tx_refused_at_send, 120 },
+	{ "wire-tx-receiver-killed", case_wire_tx_kill_receiver, 60 },
+	{ "wire-tx-done-when-acked", case_wire_tx_done_when_acked, 120 },
 };
 
 static int run_case(int num, const struct tcase *t)

@@ -1,43 +1,59 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Memory registration.  Step 1 (copy mode) serves host memory only:
- * regMr accepts NCCL_PTR_HOST and records the range, so isend/irecv can
- * check that what they are given was registered on that comm.
+ * Memory registration.  regMr takes host memory (NCCL_PTR_HOST) and
+ * records the range, so isend/irecv can check that what they are given was
+ * registered on that comm.  regMrDmaBuf takes a dma-buf that this process
+ * also has mapped at `data` (NCCL_PTR_HOST): on a send comm it binds the
+ * dma-buf for devmem TX (tx.c), on a recv comm it is host memory.
  *
- * Placeholders for later steps:
- *   - regMr(NCCL_PTR_CUDA) and regMrDmaBuf: devmem TX binds the dma-buf
- *     with bind-tx inside regMrDmaBuf (NCCL closes the fd right after the
- *     call), CUDA support loads libcuda at run time.  Both answer
- *     ncclInvalidArgument today, and getProperties advertises HOST only,
- *     so NCCL never calls them with device memory.
+ * Device memory (NCCL_PTR_CUDA) comes with CUDA support (a later step):
+ * both answer ncclInvalidArgument for it today, and getProperties
+ * advertises HOST only, so NCCL never passes it.
  */
+#include <errno.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "plugin.h"
 
-ncclResult_t dm_reg_mr(void *comm, void *data, size_t size, int type, void **mh)
+static ncclResult_t reg(void *comm, void *data, size_t size, int type, uint64_t offset, int fd,
+			void **mh)
 {
+	const char *what = fd < 0 ? "regMr" : "regMrDmaBuf";
+	struct dm_comm *c;
 	struct dm_mr *mr;
 
 	if (!mh)
 		return ncclInvalidArgument;
 	*mh = NULL;
-	if (!dm_comm_check(comm, -1)) {
-		DM_WARN("regMr: %p is not a comm of this plugin", comm);
+	c = dm_comm_check(comm, -1);
+	if (!c) {
+		DM_WARN("%s: %p is not a comm of this plugin", what, comm);
 		return ncclInvalidArgument;
 	}
 	if (type != NCCL_PTR_HOST) {
-		DM_WARN("regMr: memory type %d is not supported (host memory only in copy mode)",
-			type);
+		DM_WARN("%s: memory type %d is not supported (host memory only)", what, type);
 		return ncclInvalidArgument;
 	}
 	if (!data && size) {
-		DM_WARN("regMr: NULL address with size %zu", size);
+		DM_WARN("%s: NULL address with size %zu", what, size);
 		return ncclInvalidArgument;
 	}
 	if ((uintptr_t)data + size < (uintptr_t)data) {
-		DM_WARN("regMr: range %p + %zu wraps", data, size);
+		DM_WARN("%s: range %p + %zu wraps", what, data, size);
 		return ncclInvalidArgument;
+	}
+	if (fd >= 0) {
+		off_t end = lseek(fd, 0, SEEK_END);
+
+		/* A dma-buf tells its size; bind-tx judges what does not. */
+		if (end >= 0 && (offset > (uint64_t)end || size > (uint64_t)end - offset)) {
+			DM_WARN("%s: %zu bytes at offset %llu are past the end of the dma-buf "
+				"(%lld bytes)", what, size, (unsigned long long)offset,
+				(long long)end);
+			return ncclInvalidArgument;
+		}
 	}
 	mr = calloc(1, sizeof(*mr));
 	if (!mr)
@@ -47,21 +63,36 @@ ncclResult_t dm_reg_mr(void *comm, void *data, size_t size, int type, void **mh)
 	mr->base = data;
 	mr->size = size;
 	mr->type = type;
+	mr->tx_nl.fd = -1;
+	mr->dmabuf_off = offset;
+	if (fd >= 0 && size && c->magic == DM_SEND_MAGIC) {
+		int err = dm_tx_bind(mr, c->dev, fd);
+
+		if (err) {
+			DM_WARN("%s: comm %p: %s", what, comm, strerror(-err));
+			free(mr);
+			return ncclInvalidArgument;
+		}
+	}
 	*mh = mr;
 	return ncclSuccess;
+}
+
+ncclResult_t dm_reg_mr(void *comm, void *data, size_t size, int type, void **mh)
+{
+	return reg(comm, data, size, type, 0, -1, mh);
 }
 
 ncclResult_t dm_reg_mr_dmabuf(void *comm, void *data, size_t size, int type, uint64_t offset,
 			      int fd, void **mh)
 {
-	(void)data;
-	(void)offset;
-	(void)fd;
-	if (mh)
-		*mh = NULL;
-	DM_WARN("regMrDmaBuf: dma-buf registration (comm %p, type %d, %zu bytes) is not "
-		"supported yet", comm, type, size);
-	return ncclInvalidArgument;
+	if (fd < 0) {
+		if (mh)
+			*mh = NULL;
+		DM_WARN("regMrDmaBuf: no dma-buf (fd %d)", fd);
+		return ncclInvalidArgument;
+	}
+	return reg(comm, data, size, type, offset, fd, mh);
 }
 
 ncclResult_t dm_dereg_mr(void *comm, void *mh)
@@ -73,21 +104,22 @@ ncclResult_t dm_dereg_mr(void *comm, void *mh)
 		return ncclInvalidArgument;
 	}
 	mr->magic = 0;
+	dm_tx_unbind(mr);
 	free(mr);
 	return ncclSuccess;
 }
 
-int dm_mr_covers(const void *comm, void *mh, const void *data, uint64_t size)
+const struct dm_mr *dm_mr_covers(const void *comm, void *mh, const void *data, uint64_t size)
 {
 	const struct dm_mr *mr = mh;
 	uintptr_t p = (uintptr_t)data, b;
 
 	if (!mr || mr->magic != DM_MR_MAGIC || mr->comm != comm || mr->type != NCCL_PTR_HOST)
-		return -1;
+		return NULL;
 	if (!size)
-		return 0;
+		return mr;
 	b = (uintptr_t)mr->base;
 	if (p < b || size > mr->size || p - b > mr->size - size)
-		return -1;
-	return 0;
+		return NULL;
+	return mr;
 }

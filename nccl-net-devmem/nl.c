@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The netdev generic netlink family: just enough to bind a dma-buf to RX
- * queues (bind-rx).  A binding lives as long as the netlink socket that
- * made it, so the caller keeps the socket open while the binding is used.
+ * queues (bind-rx) or for transmit (bind-tx).  A binding lives as long as
+ * the netlink socket that made it, so the caller keeps the socket open
+ * while the binding is used.
  *
  * Messages are built in a fixed buffer; every attribute of an answer is
  * bounds-checked before it is read.
@@ -242,13 +243,35 @@ void dm_nl_close(struct dm_nl *nl)
 	nl->fd = -1;
 }
 
-int dm_nl_bind_rx(struct dm_nl *nl, int ifindex, int dmabuf_fd, const unsigned *queues, int n,
-		  uint32_t *id, char *why, size_t why_len)
+/* Sends a bind request and takes the binding id from the answer. */
+static int bind_transact(struct dm_nl *nl, struct nl_msg *m, const char *cmd, uint32_t *id,
+			 char *why, size_t why_len)
 {
 	uint8_t reply[NL_BUF] __attribute__((aligned(NLMSG_ALIGNTO)));
 	const struct nlattr *a;
+	int err;
+
+	why[0] = 0;
+	err = transact(nl->fd, m, nl->seq++, reply, sizeof(reply), why, why_len);
+	if (err) {
+		if (!why[0])
+			snprintf(why, why_len, "%s", strerror(-err));
+		return err;
+	}
+	a = find_attr((struct nlmsghdr *)reply, DM_NETDEV_A_DMABUF_ID);
+	if (!a || a->nla_len != NLA_HDRLEN + 4) {
+		snprintf(why, why_len, "%s answered without a binding id", cmd);
+		return -EBADMSG;
+	}
+	memcpy(id, (const uint8_t *)a + NLA_HDRLEN, 4);
+	return 0;
+}
+
+int dm_nl_bind_rx(struct dm_nl *nl, int ifindex, int dmabuf_fd, const unsigned *queues, int n,
+		  uint32_t *id, char *why, size_t why_len)
+{
 	struct nl_msg m;
-	int i, err;
+	int i;
 
 	msg_init(&m, nl->family, DM_NETDEV_CMD_BIND_RX, DM_NETDEV_VERSION);
 	if (put_u32(&m, DM_NETDEV_A_DMABUF_IFINDEX, (uint32_t)ifindex) ||
@@ -262,18 +285,17 @@ int dm_nl_bind_rx(struct dm_nl *nl, int ifindex, int dmabuf_fd, const unsigned *
 			return -EMSGSIZE;
 		nest_end(&m, q);
 	}
-	why[0] = 0;
-	err = transact(nl->fd, &m, nl->seq++, reply, sizeof(reply), why, why_len);
-	if (err) {
-		if (!why[0])
-			snprintf(why, why_len, "%s", strerror(-err));
-		return err;
-	}
-	a = find_attr((struct nlmsghdr *)reply, DM_NETDEV_A_DMABUF_ID);
-	if (!a || a->nla_len != NLA_HDRLEN + 4) {
-		snprintf(why, why_len, "bind-rx answered without a binding id");
-		return -EBADMSG;
-	}
-	memcpy(id, (const uint8_t *)a + NLA_HDRLEN, 4);
-	return 0;
+	return bind_transact(nl, &m, "bind-rx", id, why, why_len);
+}
+
+int dm_nl_bind_tx(struct dm_nl *nl, int ifindex, int dmabuf_fd, uint32_t *id, char *why,
+		  size_t why_len)
+{
+	struct nl_msg m;
+
+	msg_init(&m, nl->family, DM_NETDEV_CMD_BIND_TX, DM_NETDEV_VERSION);
+	if (put_u32(&m, DM_NETDEV_A_DMABUF_IFINDEX, (uint32_t)ifindex) ||
+	    put_u32(&m, DM_NETDEV_A_DMABUF_FD, (uint32_t)dmabuf_fd))
+		return -EMSGSIZE;
+	return bind_transact(nl, &m, "bind-tx", id, why, why_len);
 }

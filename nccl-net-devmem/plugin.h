@@ -12,7 +12,8 @@
  *   copy.c     copy-mode data path: isend / irecv / test, progress threads
  *   mr.c       memory registration
  *   rx.c       devmem RX: the RX region, reading into it, tokens
- *   nl.c       the netdev netlink family (bind-rx)
+ *   tx.c       devmem TX: bind-tx, MSG_ZEROCOPY sends, completions
+ *   nl.c       the netdev netlink family (bind-rx, bind-tx)
  *   steer.c    ethtool ntuple rules (flow steering)
  *   proto.c    wire formats (shared with the harness)
  */
@@ -57,6 +58,7 @@ uint64_t dm_now_ms(void);
 #define DM_DEFAULT_RX_REGION_MB 64
 #define DM_ENV_RX_SOCKBUF_KB "NCCL_DEVMEM_RX_SOCKBUF_KB"	/* SO_RCVBUF of steered sockets */
 #define DM_DEFAULT_RX_SOCKBUF_KB 1024
+#define DM_ENV_TX "NCCL_DEVMEM_TX"			/* 0: plain send only */
 #define DM_MAX_RECVS 8		/* maxRecvs: buffers of one multi-recv */
 
 /* ---- devices (devices.c) ---- */
@@ -101,6 +103,9 @@ void dm_nl_close(struct dm_nl *nl);
 /* Binds the dma-buf to the RX queues; the binding lives as long as nl. */
 int dm_nl_bind_rx(struct dm_nl *nl, int ifindex, int dmabuf_fd, const unsigned *queues, int n,
 		  uint32_t *id, char *why, size_t why_len);
+/* Binds the dma-buf for transmit on the device; lives as long as nl. */
+int dm_nl_bind_tx(struct dm_nl *nl, int ifindex, int dmabuf_fd, uint32_t *id, char *why,
+		  size_t why_len);
 
 /* ---- flow steering (steer.c) ---- */
 /* RX queues of the device (channels), or -errno. */
@@ -180,6 +185,9 @@ struct dm_req {
 	unsigned first_sock, nchunks, chunks_left;
 	uint64_t chunk;
 	int ctrl_done;
+	uint32_t tx_id;		/* devmem TX binding of data's memory, 0: none */
+	uint64_t tx_off;	/* data's offset in that dma-buf */
+	int64_t zc_left;	/* sendmsg calls of finished chunks not yet completed */
 	/* recv */
 	char *dst[DM_MAX_RECVS];
 	uint64_t cap[DM_MAX_RECVS];
@@ -202,6 +210,22 @@ struct dm_msg {
 	struct dm_req *req;
 };
 
+/*
+ * MSG_ZEROCOPY sends of one data socket in flight (devmem TX, tx.c): the
+ * kernel numbers a socket's zerocopy sendmsg calls 0, 1, 2, ... and reports
+ * ranges of them done on the error queue, in any order.  Id i's request
+ * is owner[i % DM_ZC_RING]; ids head to next - 1 are in flight or done
+ * out of order.  Only the socket's worker thread touches it.
+ */
+#define DM_ZC_RING 256
+struct dm_zc {
+	int on;			/* SO_ZEROCOPY set on the socket */
+	uint32_t head, next;
+	int64_t chunk_ids;	/* ids of the current chunk so far */
+	uint64_t owner[DM_ZC_RING];
+	uint8_t done[DM_ZC_RING];
+};
+
 /* Progress of one data socket, owned by one worker thread. */
 struct dm_sock {
 	int fd;
@@ -210,6 +234,9 @@ struct dm_sock {
 	char *ptr;		/* its next byte */
 	uint64_t left;		/* and how many remain */
 	uint64_t owner;		/* seq/idx of the current chunk's request/message */
+	uint32_t tx_id;		/* the chunk's TX binding (0: plain send) */
+	uint64_t tx_off;	/* and the dma-buf offset of ptr */
+	struct dm_zc zc;
 };
 
 struct dm_worker {
@@ -263,6 +290,11 @@ struct dm_comm {
 	int steer_locs[DM_MAX_SOCKS];
 	size_t rx_reserved;
 	struct dm_rx_count rxcnt;
+	/* devmem TX (send comms): bytes of the data sockets sent from a
+	 * dma-buf and by plain send; fallback: the errno that made this comm
+	 * send plainly (0: none) */
+	atomic_ullong tx_dmabuf, tx_plain;
+	atomic_int tx_fallback;
 };
 
 /* Takes ownership of the fds, of the reference on rx and of the rules at
@@ -274,6 +306,12 @@ struct dm_comm *dm_comm_create(int is_send, int dev, const struct dm_ctx *ctx, i
 			       const char *mode);
 /* Returns the comm when `p` is a live send (want 1), recv (0) or either (-1) comm. */
 struct dm_comm *dm_comm_check(void *p, int want);
+/* The first error of a comm wins: logged, the sockets shut down. */
+void dm_comm_error(struct dm_comm *c, ncclResult_t err, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* A send request is done once its control message, its chunks and their
+ * zerocopy completions are; under the comm's lock. */
+void dm_send_maybe_done(struct dm_req *q);
 ncclResult_t dm_isend(void *send_comm, void *data, uint64_t size, int tag, void *mh,
 		      void **request);
 ncclResult_t dm_irecv(void *recv_comm, int n, void **data, const uint64_t *sizes,
@@ -289,12 +327,30 @@ struct dm_mr {
 	char *base;
 	size_t size;
 	int type;
+	/* regMrDmaBuf on a send comm: the TX binding (held by tx_nl) and
+	 * base's offset in the dma-buf; tx_id 0: plain send */
+	struct dm_nl tx_nl;
+	uint32_t tx_id;
+	uint64_t dmabuf_off;
 };
 ncclResult_t dm_reg_mr(void *comm, void *data, size_t size, int type, void **mh);
 ncclResult_t dm_reg_mr_dmabuf(void *comm, void *data, size_t size, int type, uint64_t offset,
 			      int fd, void **mh);
 ncclResult_t dm_dereg_mr(void *comm, void *mh);
-/* 0 when [data, data + size) lies in the region `mh` registered on `comm`. */
-int dm_mr_covers(const void *comm, void *mh, const void *data, uint64_t size);
+/* The memory handle when [data, data + size) lies in the region `mh`
+ * registered on `comm`, else NULL. */
+const struct dm_mr *dm_mr_covers(const void *comm, void *mh, const void *data, uint64_t size);
+
+/* ---- devmem TX (tx.c) ---- */
+/* Binds the dma-buf of a send comm's registration for transmit (mr->tx_id,
+ * mr->tx_nl); refused: 0 with plain send, the reason logged once per
+ * device.  -errno only for what makes the registration itself wrong. */
+int dm_tx_bind(struct dm_mr *mr, int dev, int dmabuf_fd);
+void dm_tx_unbind(struct dm_mr *mr);
+/* Sends socket k's current chunk (devmem or plain); as data_send_step's
+ * loop: 1 progress, 0 blocked (*ev), -1 error (set on the comm). */
+int dm_tx_chunk(struct dm_comm *c, int k, short *ev, uint64_t *moved, uint64_t budget);
+/* Reads socket k's zerocopy completions; 0, or -1 (error set on the comm). */
+int dm_tx_reap(struct dm_comm *c, int k);
 
 #endif

@@ -17,14 +17,29 @@
 #   the reason in the log;
 # - a 4 MiB region that 22 MB pass through (tokens must come back), and a
 #   region too small for a second connection's sockets (copy mode);
+# - devmem TX: the sender's buffers in a udmabuf registered with
+#   regMrDmaBuf, sent with MSG_ZEROCOPY and SCM_DEVMEM_DMABUF (every
+#   data-socket byte, the plugin's own count), alone and with devmem RX;
+#   plain send when the fd is not a dma-buf, when NCCL_DEVMEM_TX=0 and when
+#   the kernel refuses the sendmsg (the binding is root's, the sender has
+#   become nobody); the receiver killed with 256 MiB in flight;
 # - afterwards no rule of the plugin is left on the NIC and no queue is
 #   bound.
 #
-# The harness is built by "make nccl" (build/nccl); make check builds it.
+# Runs in the guest (mk/guest-check.sh, after the selftests), as root:
+#
+#   nccl-net-devmem/tests/wire.sh [BUILD]
+#
+# BUILD (default the checkout's build/) holds the harness and library
+# ("make nccl": BUILD/nccl) and the installed selftests ("make selftests":
+# BUILD/selftests), whose topology.sh and dmctl it uses.
 
-source "$(dirname "$0")"/topology.sh
-DMCTL=$(realpath "$(dirname "$0")")/dmctl
-NCCL=${NCCL_BUILD:-$(realpath "$(dirname "$0")/../../../nccl" 2>/dev/null)}
+build=${1:-$(realpath "$(dirname "$0")/../../build")}
+selftests=$build/selftests/net/devmem
+[ -e "$selftests/topology.sh" ] || { echo "FAIL: no selftests in $build (make selftests)"; exit 1; }
+source "$selftests"/topology.sh
+DMCTL=$selftests/dmctl
+NCCL=${NCCL_BUILD:-$build/nccl}
 HARNESS=$NCCL/nccl_harness
 LIB=$NCCL/libnccl-net-devmem.so
 ret=0
@@ -41,6 +56,7 @@ cleanup()
 		srv ethtool -N "$SRV_IF" delete "$i" 2>/dev/null
 	done
 	srv "$DMCTL" hds-thresh "$SRV_IF" 256 2>/dev/null
+	[ -n "$udmabuf_limit" ] && echo "$udmabuf_limit" > "$UDMABUF_LIMIT"
 	topo_teardown
 }
 
@@ -54,8 +70,13 @@ if [ ! -x "$HARNESS" ] || [ ! -e "$LIB" ]; then
 	echo "FAIL: no plugin harness at $NCCL (make nccl builds it)"
 	exit 1
 fi
+UDMABUF_LIMIT=/sys/module/udmabuf/parameters/size_limit_mb
+udmabuf_limit=
 trap cleanup EXIT
 topo_setup || exit 1
+# wire-tx-receiver-killed sends 257 MiB from one udmabuf
+udmabuf_limit=$(cat "$UDMABUF_LIMIT") && echo 512 > "$UDMABUF_LIMIT" ||
+	{ echo "FAIL: $UDMABUF_LIMIT"; exit 1; }
 
 # The administrator's part: header split, and host traffic kept off the
 # last queue, which the plugin binds.
@@ -84,7 +105,9 @@ bound()
 }
 
 harness wire-devmem-rx-sizes wire-devmem-rx-8-outstanding wire-copy-mode-env \
-	wire-sender-killed wire-small-region wire-region-spoken-for
+	wire-sender-killed wire-small-region wire-region-spoken-for \
+	wire-devmem-tx-sizes wire-devmem-tx-and-rx wire-tx-not-a-dmabuf wire-tx-env-off \
+	wire-tx-refused-at-send wire-tx-receiver-killed
 [ "$(rules)" = 0 ] || fail "$(rules) ntuple rule(s) left after the harness"
 [ "$(bound)" = 0 ] || fail "queue $((nq - 1)) still bound ($(bound)) after the harness"
 
