@@ -417,7 +417,8 @@ static int connecting_progress(struct dm_connecting *c)
 		/* on NICs that steer by RSS bucket, the answer may share a bucket
 		 * with a flow steered to this device's region */
 		rx = dm_rx_peek(c->dev);
-		r = rx ? dm_rx_recv(rx, c->fds[0], c->rbuf + c->roff, want - c->roff, &cnt, &rx_why) :
+		r = rx ? dm_rx_recv(rx, c->fds[0], c->rbuf + c->roff, want - c->roff, &cnt, NULL, NULL,
+				    &rx_why) :
 			 recv(c->fds[0], c->rbuf + c->roff, want - c->roff, MSG_DONTWAIT);
 		dm_rx_put(rx);
 		if (rx_why) {
@@ -651,7 +652,7 @@ static void pending_progress(struct dm_listen *l)
 			const char *rx_why = NULL;
 			/* a HELLO too may share an RSS bucket with a steered flow */
 			ssize_t r = l->rx ? dm_rx_recv(l->rx, p->fd, p->buf + p->off, want - p->off,
-						       &l->rxcnt, &rx_why) :
+						       &l->rxcnt, NULL, NULL, &rx_why) :
 					    recv(p->fd, p->buf + p->off, want - p->off, MSG_DONTWAIT);
 
 			if (rx_why)
@@ -690,7 +691,7 @@ static void pending_progress(struct dm_listen *l)
 	}
 }
 
-ncclResult_t dm_accept(void *listen_comm, void **recv_comm)
+ncclResult_t dm_accept(void *listen_comm, void **recv_comm, ncclNetDeviceHandle_v8_t *dev_comm)
 {
 	struct dm_listen *l = listen_comm;
 	uint64_t now;
@@ -744,7 +745,7 @@ ncclResult_t dm_accept(void *listen_comm, void **recv_comm)
 			 * steer by RSS bucket, its flows may share one with a
 			 * steered flow and land in the dma-buf */
 			rx = dm_rx_ref(l->rx);
-			if (!dm_rx_steer(rx, g->fds + 1, g->nsocks, locs, &reserved, why,
+			if (!dm_rx_steer(rx, g->fds + 1, g->nsocks, dm_unpack_enabled(), locs, &reserved, why,
 					 sizeof(why))) {
 				snprintf(mode, sizeof(mode), "devmem RX (binding %u)", rx->id);
 				flags = DM_ACCEPT_DEVMEM_RX;
@@ -777,6 +778,8 @@ ncclResult_t dm_accept(void *listen_comm, void **recv_comm)
 		g->have = 0;
 		if (!comm)
 			return ncclSystemError;
+		if (comm->unpack && dev_comm)
+			dm_unpack_fill_handle(comm->unpack, dev_comm);
 		*recv_comm = comm;
 		return ncclSuccess;
 	}

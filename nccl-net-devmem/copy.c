@@ -74,6 +74,11 @@ static void wake(struct dm_comm *c, int from)
 			break;
 }
 
+void dm_comm_wake(struct dm_comm *c)
+{
+	wake(c, 0);
+}
+
 static int would_block(void)
 {
 	return errno == EAGAIN || errno == EWOULDBLOCK;
@@ -147,7 +152,7 @@ static int data_send_step(struct dm_comm *c, int k, short *ev)
 	uint64_t moved = 0;
 	int r;
 
-	if (s->zc.head != s->zc.next && dm_tx_reap(c, k))
+	if (s->zc.head != s->zc.next && dm_tx_reap(c, k) < 0)
 		return -1;
 	if (!s->busy) {
 		pthread_mutex_lock(&c->lock);
@@ -200,11 +205,13 @@ static int data_send_step(struct dm_comm *c, int k, short *ev)
 /* recv() on a socket of a recv comm: with devmem RX, through the region
  * (any of the comm's flows may have landed in it).  On a devmem error -1
  * with *why set. */
-static ssize_t comm_recv(struct dm_comm *c, int fd, void *buf, size_t len, const char **why)
+static ssize_t comm_recv(struct dm_comm *c, int fd, void *buf, size_t len,
+			 struct dm_unpack_sink *sink, const char **why)
 {
 	*why = NULL;
 	if (c->rx)
-		return dm_rx_recv(c->rx, fd, buf, len, &c->rxcnt, why);
+		return dm_rx_recv(c->rx, fd, buf, len, &c->rxcnt, sink ? dm_unpack_take : NULL,
+				  sink, why);
 	return recv(fd, buf, len, MSG_DONTWAIT);
 }
 
@@ -213,8 +220,11 @@ static void msg_complete(struct dm_msg *m)
 	struct dm_req *q = m->req;
 
 	m->live = 0;
-	if (--q->msgs_left == 0)
-		q->state = DM_REQ_DONE;
+	if (--q->msgs_left)
+		return;
+	q->state = DM_REQ_DONE;
+	if (q->comm->unpack)
+		wake(q->comm, 0);	/* another receive may be the oldest now */
 }
 
 /* Fails a waiting receive once the peer has closed; called with the lock. */
@@ -296,7 +306,7 @@ static int ctrl_read_hdr(struct dm_comm *c, short *ev)
 
 	for (;;) {
 		size_t want = x->off < DM_HDR_LEN ? DM_HDR_LEN : DM_HDR_LEN + DM_SEND_LEN;
-		ssize_t r = comm_recv(c, x->fd, x->buf + x->off, want - x->off, &why);
+		ssize_t r = comm_recv(c, x->fd, x->buf + x->off, want - x->off, NULL, &why);
 
 		if (r == 0) {
 			dm_comm_error(c, ncclRemoteError, "peer closed the control socket%s",
@@ -381,7 +391,7 @@ static int ctrl_recv_step(struct dm_comm *c, short *ev)
 		return 1;
 	case DM_RX_INLINE:
 		while (x->inl_left) {
-			ssize_t n = comm_recv(c, x->fd, x->inl_dst, x->inl_left, &why);
+			ssize_t n = comm_recv(c, x->fd, x->inl_dst, x->inl_left, NULL, &why);
 
 			if (n > 0) {
 				x->inl_dst += n;
@@ -439,7 +449,32 @@ static int data_recv_step(struct dm_comm *c, int k, short *ev)
 			return 0;
 	}
 	while (s->left) {
-		ssize_t r = comm_recv(c, s->fd, s->ptr, s->left, &why);
+		struct dm_unpack_sink sink, *sk = NULL;
+		uint64_t len = s->left;
+		ssize_t r;
+
+		if (c->unpack) {
+			/* the message's fields stay while it has chunks left */
+			const struct dm_msg *m = &c->msgs[s->owner % DM_MAX_MSGS];
+			uint64_t room;
+
+			pthread_mutex_lock(&c->lock);
+			room = dm_unpack_room(c, m->req);
+			pthread_mutex_unlock(&c->lock);
+			if (!room)
+				return 0;	/* woken by irecvConsumed or a receive done */
+			if (len > room)
+				len = room;
+			sink.comm = c;
+			sink.slot = m->req->slot;
+			sink.sock = k;
+			sink.dst_off = (uint64_t)(s->ptr - m->dst);
+			sk = &sink;
+		}
+		r = comm_recv(c, s->fd, s->ptr, len, sk, &why);
+		if (sk && r > 0)
+			__atomic_fetch_add(&c->msgs[s->owner % DM_MAX_MSGS].req->rcvd,
+					   (uint64_t)r, __ATOMIC_RELAXED);
 
 		if (r > 0) {
 			s->ptr += r;
@@ -547,6 +582,7 @@ static void comm_destroy(struct dm_comm *c)
 		close(c->ctrl.fd);
 	/* after the sockets, which held the region's tokens */
 	dm_rx_put(c->rx);
+	dm_unpack_free(c->unpack);
 	pthread_mutex_destroy(&c->lock);
 	c->magic = 0;
 	free(c);
@@ -601,6 +637,14 @@ struct dm_comm *dm_comm_create(int is_send, int dev, const struct dm_ctx *ctx, i
 		c->workers[i].efd = -1;
 		c->workers[i].comm = c;
 		c->workers[i].idx = i;
+	}
+	if (!is_send && dm_unpack_enabled()) {
+		/* half the reservation: the fragments read ahead (dm_rx_steer) */
+		c->unpack = dm_unpack_create(rx ? rx->map : NULL, rx_reserved / 2);
+		if (!c->unpack) {
+			DM_WARN("recv comm: no memory for the UNPACK queue");
+			goto fail;
+		}
 	}
 	for (i = 0; i < c->nthreads; i++) {
 		c->workers[i].efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
@@ -717,6 +761,10 @@ ncclResult_t dm_irecv(void *recv_comm, int n, void **data, const uint64_t *sizes
 		DM_WARN("irecv: %d buffers (1 to %d supported)", n, DM_MAX_RECVS);
 		return ncclInvalidArgument;
 	}
+	if (c->unpack && n != 1) {
+		DM_WARN("irecv: %d buffers with UNPACK delivery (1 supported)", n);
+		return ncclInvalidArgument;
+	}
 	for (i = 0; i < n; i++) {
 		if (sizes[i] > DM_MAX_MSG_SIZE ||
 		    !dm_mr_covers(c, mhs[i], data[i], sizes[i])) {
@@ -737,6 +785,10 @@ ncclResult_t dm_irecv(void *recv_comm, int n, void **data, const uint64_t *sizes
 		dm_comm_error(c, ncclRemoteError, "irecv after the peer closed the connection");
 		return ncclRemoteError;
 	}
+	if (c->unpack && dm_unpack_reserve(c, &q->slot)) {
+		pthread_mutex_unlock(&c->lock);
+		return ncclSuccess;	/* 16 receives not consumed yet: NCCL retries */
+	}
 	q->seq = c->posted;
 	q->n = n;
 	for (i = 0; i < n; i++) {
@@ -748,6 +800,7 @@ ncclResult_t dm_irecv(void *recv_comm, int n, void **data, const uint64_t *sizes
 	q->matched_mask = 0;
 	q->nmatched = 0;
 	q->msgs_left = n;
+	q->rcvd = 0;
 	q->state = DM_REQ_ACTIVE;
 	c->posted++;
 	pthread_mutex_unlock(&c->lock);
@@ -777,7 +830,13 @@ ncclResult_t dm_test(void *request, int *done, int *sizes)
 				for (i = 0; i < q->n; i++)
 					sizes[i] = (int)q->got[i];
 		}
-		q->state = DM_REQ_FREE;
+		if (c->unpack) {
+			/* the slot stays until irecvConsumed */
+			dm_unpack_publish(c, q->slot);
+			q->state = DM_REQ_CONSUME;
+		} else {
+			q->state = DM_REQ_FREE;
+		}
 		pthread_mutex_unlock(&c->lock);
 		*done = 1;
 		return ncclSuccess;

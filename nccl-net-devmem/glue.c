@@ -15,9 +15,10 @@
  * Placeholders for later steps (see README.md):
  *   - ptrSupport is NCCL_PTR_HOST only; CUDA|DMABUF come with devmem RX/TX
  *     and CUDA support;
- *   - netDeviceType is HOST: NCCL_NET_DEVICE_UNPACK (version 0x7) comes
- *     with devmem RX, and with it irecvConsumed and getDeviceMr, NULL in
- *     both tables today (NCCL checks them before calling);
+ *   - netDeviceType is UNPACK (version 0x7) with NCCL_DEVMEM_UNPACK=host
+ *     (unpack.c; its queue is host memory until CUDA support), else HOST;
+ *     irecvConsumed gives an UNPACK receive's tokens back (a no-op with
+ *     copy delivery); getDeviceMr is NULL (NCCL checks before calling);
  *   - regMrDmaBuf binds a mapped dma-buf for devmem TX (tx.c); NCCL calls
  *     it only for CUDA memory and only when ptrSupport has DMABUF, so
  *     under NCCL it waits for CUDA support, while the harness drives it
@@ -60,8 +61,13 @@ static ncclResult_t get_props(int dev, ncclNetProperties_v11_t *p)
 	 * message first (the comm itself handles up to DM_MAX_RECVS).
 	 */
 	p->maxRecvs = 1;
-	p->netDeviceType = NCCL_NET_DEVICE_HOST;
-	p->netDeviceVersion = NCCL_NET_DEVICE_INVALID_VERSION;
+	if (dm_unpack_enabled()) {
+		p->netDeviceType = NCCL_NET_DEVICE_UNPACK;
+		p->netDeviceVersion = NCCL_NET_DEVICE_UNPACK_VERSION;
+	} else {
+		p->netDeviceType = NCCL_NET_DEVICE_HOST;
+		p->netDeviceVersion = NCCL_NET_DEVICE_INVALID_VERSION;
+	}
 	p->vProps.ndevs = 1;
 	p->vProps.devs[0] = dev;
 	p->maxP2pBytes = DM_MAX_MSG_SIZE;
@@ -158,8 +164,8 @@ static ncclResult_t connect_v8(int dev, void *handle, void **send_comm,
 static ncclResult_t accept_v8(void *listen_comm, void **recv_comm,
 			      ncclNetDeviceHandle_v8_t **dev_comm)
 {
-	(void)dev_comm;		/* netDeviceType HOST: NCCL allocates none */
-	return dm_accept(listen_comm, recv_comm);
+	/* NCCL allocates one only for netDeviceType UNPACK */
+	return dm_accept(listen_comm, recv_comm, dev_comm ? *dev_comm : NULL);
 }
 
 static ncclResult_t isend_v8(void *send_comm, void *data, int size, int tag, void *mh,
@@ -215,7 +221,7 @@ DM_EXPORT ncclNet_v8_t ncclNetPlugin_v8 = {
 	.closeRecv = close_recv,
 	.closeListen = dm_close_listen,
 	.getDeviceMr = NULL,
-	.irecvConsumed = NULL,
+	.irecvConsumed = dm_irecv_consumed,
 };
 
 /* ---------- v11 ---------- */
@@ -333,7 +339,7 @@ DM_EXPORT ncclNet_v11_t ncclNetPlugin_v11 = {
 	.closeRecv = close_recv,
 	.closeListen = dm_close_listen,
 	.getDeviceMr = NULL,
-	.irecvConsumed = NULL,
+	.irecvConsumed = dm_irecv_consumed,
 	.makeVDevice = NULL,
 	.finalize = finalize_v11,
 	.setNetAttr = NULL,

@@ -270,7 +270,45 @@ struct net {
 	ncclNet_v8_t *v8;
 	ncclNet_v11_t *v11;
 	void *ctx;
+	int unpack;		/* the device says netDeviceType UNPACK */
 };
+
+/* NCCL's UNPACK layout (version 0x7), as its kernel reads it. */
+#define UNPACK_DEPTH 16
+#define UNPACK_METAS 2048
+struct unpack_meta {
+	struct {
+		uint32_t src_off, len;
+		uint64_t dst_off;
+	} __attribute__((aligned(16))) mem[UNPACK_DEPTH][UNPACK_METAS];
+	uint64_t cnt[UNPACK_DEPTH];
+};
+struct unpack_handle {
+	struct unpack_meta *meta;
+	void *bounce_buf;
+	uint64_t head;
+};
+
+/* The device handles accept() filled, by recv comm, as NCCL keeps them. */
+#define MAX_DEVHS 16
+static struct {
+	void *rc;
+	ncclNetDeviceHandle_v8_t h;
+} devhs[MAX_DEVHS];
+static pthread_mutex_t devhs_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static ncclNetDeviceHandle_v8_t *devh_of(void *rc)
+{
+	ncclNetDeviceHandle_v8_t *h = NULL;
+	int i;
+
+	pthread_mutex_lock(&devhs_lock);
+	for (i = 0; i < MAX_DEVHS && !h; i++)
+		if (devhs[i].rc == rc)
+			h = &devhs[i].h;
+	pthread_mutex_unlock(&devhs_lock);
+	return h;
+}
 
 static int net_open(struct net *n, int ver)
 {
@@ -347,6 +385,7 @@ static int net_up(struct net *n, int ver, int *dev)
 
 		if (n->v8->getProperties(i, &p) == ncclSuccess && !strcmp(p.name, dev_name)) {
 			*dev = i;
+			n->unpack = p.netDeviceType == NCCL_NET_DEVICE_UNPACK;
 			return 0;
 		}
 	}
@@ -373,11 +412,26 @@ static ncclResult_t n_connect(struct net *n, int dev, void *h, void **sc)
 			     n->v11->connect(n->ctx, dev, h, sc, &dc);
 }
 
+/* As NCCL: a device handle for the plugin to fill when it said UNPACK. */
 static ncclResult_t n_accept(struct net *n, void *lc, void **rc)
 {
-	ncclNetDeviceHandle_v8_t *dc = NULL;
+	ncclNetDeviceHandle_v8_t h, *dc = n->unpack ? &h : NULL;
+	ncclResult_t r;
+	int i;
 
-	return n->ver == 8 ? n->v8->accept(lc, rc, &dc) : n->v11->accept(lc, rc, &dc);
+	memset(&h, 0, sizeof(h));
+	r = n->ver == 8 ? n->v8->accept(lc, rc, &dc) : n->v11->accept(lc, rc, &dc);
+	if (r || !*rc || !n->unpack)
+		return r;
+	pthread_mutex_lock(&devhs_lock);
+	for (i = 0; i < MAX_DEVHS; i++)
+		if (!devhs[i].rc) {
+			devhs[i].rc = *rc;
+			devhs[i].h = h;
+			break;
+		}
+	pthread_mutex_unlock(&devhs_lock);
+	return r;
 }
 
 static ncclResult_t n_regmr(struct net *n, void *c, void *d, size_t sz, int type, void **mh)
@@ -434,6 +488,13 @@ static ncclResult_t n_close_send(struct net *n, void *c)
 
 static ncclResult_t n_close_recv(struct net *n, void *c)
 {
+	int i;
+
+	pthread_mutex_lock(&devhs_lock);
+	for (i = 0; i < MAX_DEVHS; i++)
+		if (devhs[i].rc == c)
+			devhs[i].rc = NULL;
+	pthread_mutex_unlock(&devhs_lock);
 	return n->ver == 8 ? n->v8->closeRecv(c) : n->v11->closeRecv(c);
 }
 
@@ -878,6 +939,37 @@ static int check_buf(const struct group *g, int b, const uint8_t *buf, int got, 
 	return 0;
 }
 
+/* Bytes the harness gathered as NCCL's UNPACK kernel would, this process. */
+static uint64_t unpack_gathered;
+
+/* What NCCL's kernel does for the next receive of an UNPACK comm: head
+ * first, then each meta of that slot from the RX region into buf. */
+static int unpack_gather(struct unpack_handle *uh, uint8_t *buf, size_t cap)
+{
+	struct unpack_meta *m = uh->meta;
+	uint64_t cnt, i;
+	unsigned slot;
+
+	uh->head++;
+	slot = (unsigned)(uh->head % UNPACK_DEPTH);
+	cnt = __atomic_load_n(&m->cnt[slot], __ATOMIC_ACQUIRE);
+	if (cnt > UNPACK_METAS)
+		FAIL("UNPACK slot %u has %llu metas", slot, (unsigned long long)cnt);
+	if (cnt && !uh->bounce_buf)
+		FAIL("UNPACK metas without a bounce buffer");
+	for (i = 0; i < cnt; i++) {
+		uint64_t d = m->mem[slot][i].dst_off, l = m->mem[slot][i].len;
+
+		if (d > cap || l > cap - d)
+			FAIL("UNPACK meta %llu: %llu bytes at %llu, outside a %zu-byte receive",
+			     (unsigned long long)i, (unsigned long long)l, (unsigned long long)d,
+			     cap);
+		memcpy(buf + d, (uint8_t *)uh->bounce_buf + m->mem[slot][i].src_off, l);
+		unpack_gathered += l;
+	}
+	return 0;
+}
+
 static int run_recv(struct net *n, void *rc_, const struct plan *p, int ms, int quiet)
 {
 	size_t slot = p->maxcap + GUARD;
@@ -886,13 +978,28 @@ static int run_recv(struct net *n, void *rc_, const struct plan *p, int ms, int 
 	struct {
 		void *req;
 		int g;
+		int done;
+		int sizes[MAX_N];
 	} s[MAX_DEPTH];
 	uint64_t end = now_ms() + (uint64_t)scaled(ms);
 	int posted = 0, done = 0, i, b, rc = 0;
 	struct rng r = { 99 };
 	void *mh = NULL;
+	ncclNetDeviceHandle_v8_t *dh = devh_of(rc_);
+	struct unpack_handle *uh = NULL;
 
 	memset(s, 0, sizeof(s));
+	if (dh) {
+		uh = dh->handle;
+		if (dh->netDeviceType != NCCL_NET_DEVICE_UNPACK ||
+		    dh->netDeviceVersion != NCCL_NET_DEVICE_UNPACK_VERSION || !uh ||
+		    dh->needsProxyProgress != 1 || uh->head != UINT64_MAX || !uh->meta) {
+			if (!quiet)
+				diag("recv: accept filled the device handle wrong");
+			rc = -1;
+			goto out;
+		}
+	}
 	rc = (int)n_regmr(n, rc_, slab, total, NCCL_PTR_HOST, &mh);
 	if (rc) {
 		if (!quiet)
@@ -941,11 +1048,9 @@ static int run_recv(struct net *n, void *rc_, const struct plan *p, int ms, int 
 		for (i = 0; i < p->depth; i++) {
 			int j = p->random_test ? (int)rnd_below(&r, (uint64_t)p->depth) : i;
 			int d = 0, sizes[MAX_N];
-			const struct group *g;
 
-			if (!s[j].req)
+			if (!s[j].req || s[j].done)
 				continue;
-			g = &p->g[s[j].g];
 			for (b = 0; b < MAX_N; b++)
 				sizes[b] = -1;
 			rc = (int)n_test(n, s[j].req, &d, sizes);
@@ -956,15 +1061,43 @@ static int run_recv(struct net *n, void *rc_, const struct plan *p, int ms, int 
 			}
 			if (!d)
 				continue;
+			s[j].done = 1;
+			memcpy(s[j].sizes, sizes, sizeof(sizes));
+		}
+		/* in posting order: UNPACK gathers, checks, irecvConsumed */
+		for (;;) {
+			const struct group *g;
+			int j;
+
+			for (j = 0; j < p->depth; j++)
+				if (s[j].req && s[j].done && s[j].g == done)
+					break;
+			if (j == p->depth)
+				break;
+			g = &p->g[s[j].g];
 			for (b = 0; b < g->n; b++) {
 				uint8_t *buf = slab + ((size_t)j * (size_t)p->maxn + (size_t)b) * slot;
 
-				if (check_buf(g, b, buf, sizes[b], s[j].g)) {
+				if (uh && unpack_gather(uh, buf, g->cap[b])) {
+					rc = -1;
+					goto out;
+				}
+				if (check_buf(g, b, buf, s[j].sizes[b], s[j].g)) {
 					rc = -1;
 					goto out;
 				}
 			}
+			/* as NCCL: for every receive, also with copy delivery */
+			{
+				rc = (int)n->v8->irecvConsumed(rc_, g->n, s[j].req);
+				if (rc) {
+					if (!quiet)
+						diag("recv: irecvConsumed #%d: %d", done, rc);
+					goto out;
+				}
+			}
 			s[j].req = NULL;
+			s[j].done = 0;
 			done++;
 		}
 	}
@@ -1243,8 +1376,9 @@ static int case_devices(void)
 	if (dlsym(dl, "dm_isend") || dlsym(dl, "dm_listen") || dlsym(dl, "dm_log") ||
 	    dlsym(dl, "dm_plan"))
 		FAIL("internal symbols are exported");
-	if (!n.v11->finalize || !n.v11->init || !n.v8->iflush || n.v8->irecvConsumed ||
-	    n.v11->irecvConsumed || n.v8->getDeviceMr)
+	if (!n.v11->finalize || !n.v11->init || !n.v8->iflush || !n.v8->irecvConsumed ||
+	    !n.v11->irecvConsumed || n.v8->getDeviceMr || !n.v8->regMrDmaBuf ||
+	    !n.v11->regMrDmaBuf)
 		FAIL("unexpected table entries");
 	setenv("NCCL_DEVMEM_IFNAME", "lo", 1);
 	/* v11: one context per communicator, independent. */
@@ -2858,19 +2992,19 @@ static int case_wire_copy_env(void)
 	return wire_sizes_case("NCCL_DEVMEM_RX=0", "copy mode");
 }
 
-/* Run with tcp-data-split off on the receiver's NIC (nccl_plugin.sh). */
+/* Run with tcp-data-split off on the receiver's NIC (tests/wire.sh). */
 static int case_wire_bind_refused(void)
 {
 	return wire_sizes_case(NULL, "no devmem RX, copy mode: bind-rx of queue");
 }
 
-/* Run with the receiver NIC's rule table full (nccl_plugin.sh). */
+/* Run with the receiver NIC's rule table full (tests/wire.sh). */
 static int case_wire_steer_refused(void)
 {
 	return wire_sizes_case(NULL, "copy mode: ntuple rule");
 }
 
-/* Run with RSS spreading host traffic onto the last queue (nccl_plugin.sh). */
+/* Run with RSS spreading host traffic onto the last queue (tests/wire.sh). */
 static int case_wire_rss_refused(void)
 {
 	return wire_sizes_case(NULL, "its RSS table spreads host traffic onto queue");
@@ -2883,6 +3017,183 @@ static int case_wire_kill_sender(void)
 	if (!log_find("devmem RX (binding"))
 		FAIL("the recv comm did not use devmem RX");
 	return 0;
+}
+
+/* ---- UNPACK delivery ---- */
+
+static const char *const unpack_env[] = {
+	"NCCL_DEVMEM_UNPACK=host", "NCCL_PROTO=Simple", "NCCL_PAT_ENABLE=0", "NCCL_LOCAL_REGISTER=0",
+	"NCCL_GRAPH_REGISTER=0",
+};
+
+static void unpack_env_set(void)
+{
+	unsigned i;
+
+	for (i = 0; i < sizeof(unpack_env) / sizeof(unpack_env[0]); i++)
+		putenv((char *)unpack_env[i]);
+}
+
+#define UC_MSGS 20
+
+/* The UNPACK rules from NCCL's side: 16 receives at most before the first
+ * is consumed, one buffer per receive, irecvConsumed in order, once. */
+static int case_unpack_contract(void)
+{
+	size_t sizes[UC_MSGS];
+	struct pair_cfg cfg = { .send_ver = 11 };
+	struct plan p;
+	struct peer peer;
+	struct net n;
+	uint8_t *slab;
+	void *lc, *rc_, *mh, *req[UC_MSGS] = { NULL }, *data[2], *mhs[2];
+	ncclNetDeviceHandle_v8_t *dh;
+	struct unpack_handle *uh;
+	size_t sz2[2] = { 8, 8 }, slot = 8192 + GUARD;
+	int tags[2] = { 0, 1 }, i, d, got, rc;
+
+	for (i = 0; i < UC_MSGS; i++)
+		sizes[i] = i % 2 ? 10 : 5000 + (size_t)i;
+	plan_sizes(&p, sizes, UC_MSGS, 1, 5);
+	cfg.plan = &p;
+	cfg.ms = 20000;
+	slab = xmalloc(slot * UC_MSGS);
+	unpack_env_set();
+	if (recv_side_up(&peer, pair_sender, &cfg, &n, 8, &lc, &rc_))
+		return -1;
+	if (!n.unpack || !log_find("UNPACK delivery"))
+		FAIL("netDeviceType is not UNPACK with the environment set");
+	dh = devh_of(rc_);
+	if (!dh || dh->netDeviceType != NCCL_NET_DEVICE_UNPACK ||
+	    dh->netDeviceVersion != NCCL_NET_DEVICE_UNPACK_VERSION || dh->needsProxyProgress != 1)
+		FAIL("accept did not fill the device handle");
+	uh = dh->handle;
+	if (!uh || !uh->meta || uh->head != UINT64_MAX || dh->size != sizeof(*uh))
+		FAIL("the UNPACK handle: %p, meta %p, head %llu, size %zu", (void *)uh,
+		     uh ? (void *)uh->meta : NULL, uh ? (unsigned long long)uh->head : 0ull,
+		     dh->size);
+	if (n_regmr(&n, rc_, slab, slot * UC_MSGS, NCCL_PTR_HOST, &mh))
+		FAIL("regMr failed");
+	data[0] = slab;
+	data[1] = slab + 16;
+	mhs[0] = mhs[1] = mh;
+	if (n.v8->irecv(rc_, 2, data, (int[]){ 8, 8 }, tags, mhs, &req[0]) == ncclSuccess ||
+	    n_irecv(&n, rc_, 2, data, sz2, tags, mhs, &req[0]) == ncclSuccess)
+		FAIL("a 2-buffer receive was taken with UNPACK delivery");
+	req[0] = NULL;
+	for (i = 0; i <= 16; i++) {
+		void *q = NULL;
+
+		data[0] = slab + (size_t)i * slot;
+		memset(data[0], POISON, p.g[i].cap[0]);
+		memset((uint8_t *)data[0] + p.g[i].cap[0], GUARD_BYTE, GUARD);
+		if ((rc = (int)n_irecv(&n, rc_, 1, data, &p.g[i].cap[0], &p.g[i].tag[0], mhs, &q)))
+			FAIL("irecv #%d: %d", i, rc);
+		if (i < 16 && !q)
+			FAIL("irecv #%d not taken with %d receives in the queue", i, i);
+		if (i == 16 && q)
+			FAIL("a 17th receive was taken before the first was consumed");
+		req[i] = q;
+		if (!i && n.v8->irecvConsumed(rc_, 1, q) == ncclSuccess)
+			FAIL("irecvConsumed of a receive not reported done");
+	}
+	/* each receive in order: test, NCCL's gather (nothing on loopback),
+	 * the bytes, irecvConsumed; consuming #1 before #0, #0 twice, a
+	 * foreign request are refused; the 17th receive is taken once #0 is
+	 * consumed */
+	for (i = 0; i < UC_MSGS; i++) {
+		uint8_t *buf = slab + (size_t)i * slot;
+		uint64_t end = now_ms() + (uint64_t)scaled(10000);
+
+		if (i >= 16 && !req[i]) {
+			data[0] = buf;
+			memset(buf, POISON, p.g[i].cap[0]);
+			memset(buf + p.g[i].cap[0], GUARD_BYTE, GUARD);
+			if ((rc = (int)n_irecv(&n, rc_, 1, data, &p.g[i].cap[0], &p.g[i].tag[0], mhs,
+					       &req[i])) || !req[i])
+				FAIL("irecv #%d after a consume: %d", i, rc);
+		}
+		d = 0;
+		got = -1;
+		while (!d && !(rc = (int)n_test(&n, req[i], &d, &got)) && now_ms() < end)
+			;
+		if (rc || !d)
+			FAIL("receive #%d: done %d, %d", i, d, rc);
+		if (!i) {
+			void *q = NULL;
+
+			/* done, not consumed: still no 17th receive */
+			data[0] = slab + 16 * slot;
+			if (n_irecv(&n, rc_, 1, data, &p.g[16].cap[0], &p.g[16].tag[0], mhs, &q) ||
+			    q)
+				FAIL("a 17th receive was taken before the first was consumed");
+		}
+		if (i == 1 && n.v8->irecvConsumed(rc_, 1, req[1]) == ncclSuccess)
+			FAIL("irecvConsumed of receive #1 before #0");
+		if (unpack_gather(uh, buf, p.g[i].cap[0]) || check_buf(&p.g[i], 0, buf, got, i))
+			return -1;
+		if (i == 1 && n.v8->irecvConsumed(rc_, 1, req[0]))
+			FAIL("irecvConsumed of receive #0 failed");
+		if (i == 1 && (n.v8->irecvConsumed(rc_, 1, req[0]) == ncclSuccess ||
+			       n.v8->irecvConsumed(rc_, 1, slab) == ncclSuccess ||
+			       n.v8->irecvConsumed(lc, 1, req[1]) == ncclSuccess))
+			FAIL("irecvConsumed twice, of a foreign request or on a foreign comm");
+		if (i && n.v8->irecvConsumed(rc_, 1, req[i]))
+			FAIL("irecvConsumed #%d failed", i);
+	}
+	if (peer_wait(&peer, 20000))
+		return -1;
+	n_deregmr(&n, rc_, mh);
+	n_close_recv(&n, rc_);
+	n_close_listen(&n, lc);
+	net_down(&n);
+	plan_free(&p);
+	free(slab);
+	return 0;
+}
+
+/* 0 when the child forked last exited with 0. */
+static int peer_exit_status(void)
+{
+	int st;
+
+	if (wait(&st) < 0)
+		FAIL("wait: %m");
+	return WIFEXITED(st) && !WEXITSTATUS(st) ? 0 : -1;
+}
+
+/* Without the NCCL settings UNPACK needs, or asked for the GPU kernel's
+ * UNPACK (not there yet), copy delivery, said why. */
+static int unpack_refused(const char *mode, const char *env, const char *want)
+{
+	struct net n;
+	int dev;
+
+	if (!fork()) {
+		unpack_env_set();
+		setenv("NCCL_DEVMEM_UNPACK", mode, 1);
+		if (env)
+			putenv((char *)env);
+		if (net_up(&n, 11, &dev))
+			_exit(1);
+		if (n.unpack || !log_find(want)) {
+			diag("NCCL_DEVMEM_UNPACK=%s %s: netDeviceType %s, \"%s\" %sin the log", mode,
+			     env ? env : "", n.unpack ? "UNPACK" : "HOST", want,
+			     log_find(want) ? "" : "not ");
+			_exit(1);
+		}
+		net_down(&n);
+		_exit(0);
+	}
+	return peer_exit_status();
+}
+
+static int case_unpack_needs_simple(void)
+{
+	return unpack_refused("host", "NCCL_PROTO=LL,Simple", "needs NCCL_PROTO=Simple") ||
+	       unpack_refused("host", "NCCL_ALLOC_P2P_NET_LL_BUFFERS=1",
+			      "needs NCCL_ALLOC_P2P_NET_LL_BUFFERS unset or 0") ||
+	       unpack_refused("1", NULL, "needs CUDA support") ? -1 : 0;
 }
 
 /* ---- devmem TX ---- */
@@ -2938,7 +3249,7 @@ static int case_wire_tx_env_off(void)
 static int case_wire_tx_refused_at_send(void)
 {
 	return tx_sizes(SEND_MEM_UDMABUF, NULL, "NCCL_DEVMEM_RX=0", SEND_TX_PLAIN,
-			"devmem sendmsg on data socket", "copy mode", 1);
+			"Operation not permitted; plain send from now on", "copy mode", 1);
 }
 
 /* devmem TX and devmem RX together: 200 multi-recvs, 8 in flight. */
@@ -2997,6 +3308,7 @@ static int acked_sender(struct peer *self)
 	if (send_mem_get(&n, sc, SEND_MEM_UDMABUF, ACKED_SIZE, &mem, &mh))
 		FAIL("sender: regMrDmaBuf failed");
 	pat_fill(mem.slab, ACKED_SIZE, ACKED_SEED);
+	write_full(self->wfd, "c", 1);	/* connected: the receiver may cut the link */
 	if (read_full(self->rfd, &c, 1, scaled(10000)))
 		FAIL("sender: the receiver did not take its link down");
 	while (!req)
@@ -3051,6 +3363,8 @@ static int case_wire_tx_done_when_acked(void)
 		return -1;
 	if (n_regmr(&n, rc_, buf, ACKED_SIZE, NCCL_PTR_HOST, &mh))
 		FAIL("regMr failed");
+	if (read_full(peer.rfd, &c, 1, scaled(10000)))
+		FAIL("the sender did not connect");
 	if (link_set("down"))
 		return -1;
 	write_full(peer.wfd, "g", 1);
@@ -3086,6 +3400,97 @@ static int case_wire_tx_done_when_acked(void)
 	return 0;
 }
 
+/* ---- UNPACK over the wire ---- */
+
+/* Every byte that came through the dma-buf reached its buffer by a meta. */
+static int unpack_expect(const struct plan *p)
+{
+	long long dmabuf;
+
+	if (wire_expect(p, NULL))
+		return -1;
+	dmabuf = logged_number(" bytes received into the dma-buf");
+	if (!log_find("UNPACK delivery") || (long long)unpack_gathered != dmabuf)
+		FAIL("%llu bytes gathered by UNPACK metas, %lld came through the dma-buf",
+		     (unsigned long long)unpack_gathered, dmabuf);
+	diag("%llu bytes gathered from the RX region by UNPACK metas",
+	     (unsigned long long)unpack_gathered);
+	return 0;
+}
+
+static const size_t unpack_sizes[] = {
+	0, 1, 127, 128, 129, 1000, 4095, 4096, 4097, 65535, 65537, 131071, 262147, MIB, MIB + 13,
+	2 * MIB,
+};
+
+static int case_wire_unpack_sizes(void)
+{
+	struct plan p;
+	struct pair_cfg cfg = { .send_ver = 11, .recv_ver = 8, .plan = &p, .ms = 60000 };
+	int rc;
+
+	unpack_env_set();
+	plan_sizes(&p, unpack_sizes, (int)(sizeof(unpack_sizes) / sizeof(unpack_sizes[0])), 2,
+		   31);
+	rc = run_pair(&cfg) || unpack_expect(&p);
+	plan_free(&p);
+	return rc ? -1 : 0;
+}
+
+/* Receives to 512 KiB (NCCL's SIMPLE step), 8 in flight, through an
+ * 8 MiB region: at MTU 1500 a fragment of about 1448 bytes holds a 4 KiB
+ * page, so the pages go round several times: irecvConsumed must give the
+ * tokens back, and receives read ahead must leave the oldest the pages it
+ * needs. */
+static int case_wire_unpack_small_region(void)
+{
+	struct plan p;
+	struct pair_cfg cfg = { .send_ver = 11, .recv_ver = 11, .plan = &p, .ms = 60000 };
+	int rc;
+
+	unpack_env_set();
+	cfg.recv_env[0] = "NCCL_DEVMEM_RX_REGION_MB=8";
+	cfg.recv_env[1] = "NCCL_DEVMEM_RX_SOCKBUF_KB=128";
+	plan_random(&p, 60, MIB / 2, 1, 8, 41);
+	rc = run_pair(&cfg) || unpack_expect(&p);
+	plan_free(&p);
+	return rc ? -1 : 0;
+}
+
+/* The whole devmem path: udmabuf -> devmem TX -> devmem RX -> UNPACK. */
+static int case_wire_unpack_tx(void)
+{
+	struct plan p;
+	struct pair_cfg cfg = { .send_ver = 8, .recv_ver = 11, .plan = &p, .ms = 60000,
+				.send_tx = SEND_TX_DEVMEM };
+	int rc;
+
+	unpack_env_set();
+	plan_random(&p, 200, MIB, 1, 8, 37);
+	p.send_mem = SEND_MEM_UDMABUF;
+	rc = run_pair(&cfg) || unpack_expect(&p);
+	plan_free(&p);
+	return rc ? -1 : 0;
+}
+
+/* 4 MiB at MTU 1500 is about 2900 fragments, over the 2048 one UNPACK
+ * receive can name: that comm fails, said why, nothing hangs. */
+static int case_wire_unpack_too_many(void)
+{
+	const size_t size = 4 * MIB;
+	struct plan p;
+	struct pair_cfg cfg = { .send_ver = 11, .recv_ver = 11, .plan = &p, .ms = 10000 };
+
+	unpack_env_set();
+	plan_sizes(&p, &size, 1, 1, 3);
+	if (!run_pair(&cfg))
+		FAIL("a receive of more than 2048 fragments succeeded");
+	if (!log_find("more than 2048 fragments in one receive"))
+		FAIL("no error naming the fragment limit");
+	plan_free(&p);
+	return 0;
+}
+
 struct tcase {
 	const char *name;
 	int (*fn)(void);
@@ -3109,6 +3514,8 @@ static const struct tcase cases[] = {
 	{ "close-in-flight", case_inflight, 20 },
 	{ "fuzz-control-protocol", case_fuzz, 40 },
 	{ "dmabuf-not-bound-plain-send", case_dmabuf_plain, 30 },
+	{ "unpack-contract", case_unpack_contract, 30 },
+	{ "unpack-needs-simple", case_unpack_needs_simple, 10 },
 	/* with HARNESS_WIRE only */
 	{ "wire-devmem-rx-sizes", case_wire_devmem_sizes, 120 },
 	{ "wire-devmem-rx-8-outstanding", case_wire_devmem_outstanding, 120 },
@@ -3126,6 +3533,10 @@ static const struct tcase cases[] = {
 	{ "wire-tx-refused-at-send", case_wire_tx_refused_at_send, 120 },
 	{ "wire-tx-receiver-killed", case_wire_tx_kill_receiver, 60 },
 	{ "wire-tx-done-when-acked", case_wire_tx_done_when_acked, 120 },
+	{ "wire-unpack-sizes", case_wire_unpack_sizes, 120 },
+	{ "wire-unpack-tx-8-outstanding", case_wire_unpack_tx, 120 },
+	{ "wire-unpack-too-many-fragments", case_wire_unpack_too_many, 60 },
+	{ "wire-unpack-small-region", case_wire_unpack_small_region, 120 },
 };
 
 static int run_case(int num, const struct tcase *t)

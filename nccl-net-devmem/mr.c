@@ -47,7 +47,8 @@ static ncclResult_t reg(void *comm, void *data, size_t size, int type, uint64_t 
 	if (fd >= 0) {
 		off_t end = lseek(fd, 0, SEEK_END);
 
-		/* A dma-buf tells its size; bind-tx judges what does not. */
+		/* A dma-buf tells its size (its file offset means nothing);
+		 * bind-tx judges what does not. */
 		if (end >= 0 && (offset > (uint64_t)end || size > (uint64_t)end - offset)) {
 			DM_WARN("%s: %zu bytes at offset %llu are past the end of the dma-buf "
 				"(%lld bytes)", what, size, (unsigned long long)offset,

@@ -13,6 +13,7 @@
  *   mr.c       memory registration
  *   rx.c       devmem RX: the RX region, reading into it, tokens
  *   tx.c       devmem TX: bind-tx, MSG_ZEROCOPY sends, completions
+ *   unpack.c   UNPACK delivery: the meta queue, irecvConsumed
  *   nl.c       the netdev netlink family (bind-rx, bind-tx)
  *   steer.c    ethtool ntuple rules (flow steering)
  *   proto.c    wire formats (shared with the harness)
@@ -59,6 +60,7 @@ uint64_t dm_now_ms(void);
 #define DM_ENV_RX_SOCKBUF_KB "NCCL_DEVMEM_RX_SOCKBUF_KB"	/* SO_RCVBUF of steered sockets */
 #define DM_DEFAULT_RX_SOCKBUF_KB 1024
 #define DM_ENV_TX "NCCL_DEVMEM_TX"			/* 0: plain send only */
+#define DM_ENV_UNPACK "NCCL_DEVMEM_UNPACK"		/* 1: UNPACK delivery */
 #define DM_MAX_RECVS 8		/* maxRecvs: buffers of one multi-recv */
 
 /* ---- devices (devices.c) ---- */
@@ -88,7 +90,8 @@ struct dm_ctx {
 /* ---- connections (conn.c) ---- */
 ncclResult_t dm_listen(struct dm_ctx *ctx, int dev, void *handle, void **listen_comm);
 ncclResult_t dm_connect(struct dm_ctx *ctx, int dev, void *handle, void **send_comm);
-ncclResult_t dm_accept(void *listen_comm, void **recv_comm);
+/* dev_comm: NCCL's device handle to fill for UNPACK (NULL: none given). */
+ncclResult_t dm_accept(void *listen_comm, void **recv_comm, ncclNetDeviceHandle_v8_t *dev_comm);
 ncclResult_t dm_close_listen(void *listen_comm);
 
 /* ---- netdev netlink (nl.c) ---- */
@@ -150,17 +153,95 @@ struct dm_rx_region *dm_rx_peek(int dev);
 /* Another reference to a region the caller holds one of. */
 struct dm_rx_region *dm_rx_ref(struct dm_rx_region *r);
 /* Steers the data sockets to the region's queues (locs[n] out); on failure
- * nothing stays installed. 0 or -errno with `why`. */
-int dm_rx_steer(struct dm_rx_region *r, const int *fds, int n, int *locs, size_t *reserved,
-		char *why, size_t wl);
+ * nothing stays installed. 0 or -errno with `why`.  The reservation covers
+ * the sockets' buffers, and as much again with UNPACK delivery: fragments
+ * read but not yet consumed by NCCL (struct dm_unpack's allowance). */
+int dm_rx_steer(struct dm_rx_region *r, const int *fds, int n, int unpack, int *locs,
+		size_t *reserved, char *why, size_t wl);
 /* Deletes the rules (fds: the steered sockets, to check the rules are
  * still ours; NULL: unchecked) and gives the reservation back. */
 void dm_rx_unsteer(struct dm_rx_region *r, const int *fds, int *locs, int n, size_t *reserved);
-/* recv() of up to len bytes into dst with MSG_SOCK_DEVMEM: bytes placed in
- * stream order, tokens returned.  As recv(); -1 with *why set on a devmem
- * error (errno EPROTO). */
+/* A fragment of one recvmsg: at `off` in the region, `pos` in dst. */
+struct dm_rx_frag {
+	uint64_t off, pos;
+	uint32_t size, token;
+};
+/* Takes the fragments (and their tokens) instead of their being copied:
+ * 0, or -1 with *why, having kept none. */
+typedef int (*dm_rx_sink_fn)(void *arg, const struct dm_rx_frag *f, int n, const char **why);
+/* recv() of up to len bytes into dst with MSG_SOCK_DEVMEM: bytes in host
+ * memory placed in stream order; fragments copied and their tokens
+ * returned, or handed to sink when there is one.  As recv(); -1 with *why
+ * set on a devmem error (errno EPROTO). */
 ssize_t dm_rx_recv(struct dm_rx_region *r, int fd, void *dst, size_t len, struct dm_rx_count *cnt,
-		   const char **why);
+		   dm_rx_sink_fn sink, void *sink_arg, const char **why);
+/* Gives tokens back, consecutive ones as one range: 0 or -errno. */
+int dm_rx_tokens_return(int fd, const uint32_t *tokens, int n);
+
+/* ---- UNPACK delivery (unpack.c) ---- */
+#define DM_RX_PAGE 4096		/* region held by one fragment (a NIC buffer) */
+struct dm_comm;
+struct dm_req;
+#define DM_UNPACK_DEPTH 16		/* receives in the queue */
+#define DM_UNPACK_MAX_METAS 2048	/* metas of one receive (NCCL's limit) */
+#define DM_UNPACK_MAX_TOKENS (2 * DM_UNPACK_MAX_METAS)
+/* NCCL's loadMeta and netUnpackMeta (version 0x7) */
+union dm_load_meta {
+	struct {
+		uint32_t src_off;
+		uint32_t len;
+		uint64_t dst_off;
+	};
+	uint64_t r64[2];
+} __attribute__((aligned(16)));
+struct dm_unpack_meta {
+	union dm_load_meta mem[DM_UNPACK_DEPTH][DM_UNPACK_MAX_METAS];
+	uint64_t cnt[DM_UNPACK_DEPTH];
+};
+/* NCCL's unpackNetDeviceHandle */
+struct dm_unpack_handle {
+	struct dm_unpack_meta *meta;
+	void *bounce_buf;
+	uint64_t head;
+};
+/* A recv comm's queue: slots tail - head in use, in posting order; all
+ * under the comm's lock. */
+struct dm_unpack {
+	struct dm_unpack_meta *meta;
+	struct dm_unpack_handle handle;
+	uint64_t head, tail;
+	/* Region bytes held by fragments read and not consumed.  Later
+	 * receives read only while these and what the oldest unfinished
+	 * receive still needs fit the allowance, so that they cannot take
+	 * the pages the oldest needs; the oldest always reads. */
+	uint64_t held, allowance;	/* region bytes */
+	uint64_t bytes[DM_UNPACK_DEPTH];	/* held by each slot */
+	uint64_t frag_bytes, frags;	/* payload per fragment, to estimate */
+	unsigned nmeta[DM_UNPACK_DEPTH], ntok[DM_UNPACK_DEPTH];
+	/* a fragment read in two parts has two tokens (one page) */
+	uint32_t tok[DM_UNPACK_DEPTH][DM_UNPACK_MAX_TOKENS];
+	uint8_t tok_sock[DM_UNPACK_DEPTH][DM_UNPACK_MAX_TOKENS];
+};
+/* Where a data socket's fragments go: dm_unpack_take's argument. */
+struct dm_unpack_sink {
+	struct dm_comm *comm;
+	unsigned slot;
+	int sock;
+	uint64_t dst_off;	/* of the recvmsg's dst in the receive buffer */
+};
+/* NCCL_DEVMEM_UNPACK=1 and NCCL set up for it (decided once, logged). */
+int dm_unpack_enabled(void);
+struct dm_unpack *dm_unpack_create(void *bounce_buf, uint64_t allowance);
+/* How many bytes a data socket may read now for request q (comm lock). */
+uint64_t dm_unpack_room(struct dm_comm *c, const struct dm_req *q);
+void dm_unpack_free(struct dm_unpack *u);
+void dm_unpack_fill_handle(struct dm_unpack *u, ncclNetDeviceHandle_v8_t *h);
+/* A slot for a new receive (comm lock): 0, or -1 when all 16 are in use. */
+int dm_unpack_reserve(struct dm_comm *c, unsigned *slot);
+/* Makes the slot's count visible (comm lock), before test() says done. */
+void dm_unpack_publish(struct dm_comm *c, unsigned slot);
+int dm_unpack_take(void *arg, const struct dm_rx_frag *f, int n, const char **why);
+ncclResult_t dm_irecv_consumed(void *recv_comm, int n, void *request);
 
 /* ---- data path (copy.c) ---- */
 #define DM_SEND_MAGIC 0x64736e64u
@@ -196,8 +277,11 @@ struct dm_req {
 	unsigned matched_mask;
 	int nmatched;
 	int msgs_left;
+	unsigned slot;		/* UNPACK: the receive's queue slot */
+	uint64_t rcvd;		/* UNPACK: its bytes read so far (atomic) */
 };
-enum { DM_REQ_FREE = 0, DM_REQ_ACTIVE, DM_REQ_DONE };
+/* CONSUME: UNPACK receive reported done, waiting for irecvConsumed */
+enum { DM_REQ_FREE = 0, DM_REQ_ACTIVE, DM_REQ_DONE, DM_REQ_CONSUME };
 
 /* A received message, from its SEND until its last byte is in place. */
 struct dm_msg {
@@ -295,6 +379,8 @@ struct dm_comm {
 	 * send plainly (0: none) */
 	atomic_ullong tx_dmabuf, tx_plain;
 	atomic_int tx_fallback;
+	/* UNPACK delivery (recv comms; NULL: copy delivery) */
+	struct dm_unpack *unpack;
 };
 
 /* Takes ownership of the fds, of the reference on rx and of the rules at
@@ -312,6 +398,8 @@ void dm_comm_error(struct dm_comm *c, ncclResult_t err, const char *fmt, ...)
 /* A send request is done once its control message, its chunks and their
  * zerocopy completions are; under the comm's lock. */
 void dm_send_maybe_done(struct dm_req *q);
+/* Wakes the comm's progress threads. */
+void dm_comm_wake(struct dm_comm *c);
 ncclResult_t dm_isend(void *send_comm, void *data, uint64_t size, int tag, void *mh,
 		      void **request);
 ncclResult_t dm_irecv(void *recv_comm, int n, void **data, const uint64_t *sizes,
@@ -350,7 +438,8 @@ void dm_tx_unbind(struct dm_mr *mr);
 /* Sends socket k's current chunk (devmem or plain); as data_send_step's
  * loop: 1 progress, 0 blocked (*ev), -1 error (set on the comm). */
 int dm_tx_chunk(struct dm_comm *c, int k, short *ev, uint64_t *moved, uint64_t budget);
-/* Reads socket k's zerocopy completions; 0, or -1 (error set on the comm). */
+/* Reads socket k's zerocopy completions: how many reports, or -1 (error
+ * set on the comm). */
 int dm_tx_reap(struct dm_comm *c, int k);
 
 #endif

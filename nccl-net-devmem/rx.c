@@ -292,12 +292,13 @@ void dm_rx_put(struct dm_rx_region *r)
 	pthread_mutex_unlock(&rx_lock);
 }
 
-int dm_rx_steer(struct dm_rx_region *r, const int *fds, int n, int *locs, size_t *reserved,
-		char *why, size_t wl)
+int dm_rx_steer(struct dm_rx_region *r, const int *fds, int n, int unpack, int *locs,
+		size_t *reserved, char *why, size_t wl)
 {
 	int kb = dm_env_int(DM_ENV_RX_SOCKBUF_KB, DM_DEFAULT_RX_SOCKBUF_KB, 64, 1 << 20);
-	/* the kernel doubles SO_RCVBUF (skb overhead): what a socket may hold */
-	size_t per = (size_t)kb << 11, need = per * (size_t)n;
+	/* the kernel doubles SO_RCVBUF (skb overhead): what a socket may hold;
+	 * with UNPACK as much again for fragments read and not consumed */
+	size_t per = (size_t)kb << 11, need = per * (size_t)n * (unpack ? 2 : 1);
 	int i, err, val = kb << 10;
 
 	*reserved = 0;
@@ -368,8 +369,7 @@ void dm_rx_unsteer(struct dm_rx_region *r, const int *fds, int *locs, int n, siz
 	}
 }
 
-/* Gives tokens[0..n) back, as ranges of consecutive tokens. 0 or -errno. */
-static int tokens_return(int fd, const uint32_t *tokens, int n)
+int dm_rx_tokens_return(int fd, const uint32_t *tokens, int n)
 {
 	struct dm_dmabuf_token ranges[DM_DONTNEED_MAX_RANGES];
 	int i = 0;
@@ -426,13 +426,14 @@ struct dm_seg {
 };
 
 ssize_t dm_rx_recv(struct dm_rx_region *r, int fd, void *dst, size_t len, struct dm_rx_count *cnt,
-		   const char **why)
+		   dm_rx_sink_fn sink, void *sink_arg, const char **why)
 {
 	union {
 		char buf[DM_RX_CMSG_SPACE];
 		struct cmsghdr align;
 	} ctl;
 	struct dm_seg segs[DM_RX_MAX_FRAGS];
+	struct dm_rx_frag frags[DM_RX_MAX_FRAGS];
 	uint32_t tokens[DM_RX_MAX_FRAGS];
 	struct iovec iov = { .iov_base = dst, .iov_len = len };
 	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
@@ -506,6 +507,22 @@ ssize_t dm_rx_recv(struct dm_rx_region *r, int fd, void *dst, size_t len, struct
 		if (segs[i].linear && pos != segs[i].off)
 			memmove((char *)dst + pos, (char *)dst + segs[i].off, segs[i].size);
 	}
+	if (sink) {
+		int nf = 0;
+
+		for (i = 0, pos = 0; i < nseg; pos += segs[i].size, i++) {
+			if (segs[i].linear)
+				continue;
+			frags[nf].off = segs[i].off;
+			frags[nf].pos = pos;
+			frags[nf].size = segs[i].size;
+			frags[nf].token = tokens[nf];
+			nf++;
+		}
+		if (nf && sink(sink_arg, frags, nf, why))
+			goto fail;
+		goto counted;
+	}
 	if (frag_bytes)
 		dmabuf_sync(r->dmabuf_fd, DMA_BUF_SYNC_START | DMA_BUF_SYNC_READ);
 	pos = 0;
@@ -516,12 +533,13 @@ ssize_t dm_rx_recv(struct dm_rx_region *r, int fd, void *dst, size_t len, struct
 	}
 	if (frag_bytes)
 		dmabuf_sync(r->dmabuf_fd, DMA_BUF_SYNC_END | DMA_BUF_SYNC_READ);
-	err = tokens_return(fd, tokens, ntok);
+	err = dm_rx_tokens_return(fd, tokens, ntok);
 	if (err) {
 		*why = "SO_DEVMEM_DONTNEED failed";
 		errno = -err;
 		return -1;
 	}
+counted:
 	atomic_fetch_add(&r->bytes_dmabuf, frag_bytes);
 	atomic_fetch_add(&r->bytes_host, (uint64_t)n - frag_bytes);
 	atomic_fetch_add(&cnt->dmabuf, frag_bytes);
@@ -529,7 +547,7 @@ ssize_t dm_rx_recv(struct dm_rx_region *r, int fd, void *dst, size_t len, struct
 	return n;
 fail:
 	/* what was reported is lost: give the tokens back, fail the comm */
-	tokens_return(fd, tokens, ntok);
+	dm_rx_tokens_return(fd, tokens, ntok);
 	errno = EPROTO;
 	return -1;
 }

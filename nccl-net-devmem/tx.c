@@ -22,7 +22,7 @@
  * dma-buf in this step, so plain send is always possible.
  */
 #include <errno.h>
-#include <time.h>
+#include <time.h>		/* before linux/errqueue.h, which needs timespec */
 #include <linux/errqueue.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -79,7 +79,8 @@ int dm_tx_bind(struct dm_mr *mr, int dev, int dmabuf_fd)
 		(unsigned long long)mr->dmabuf_off, d->name, mr->tx_id);
 	return 0;
 plain:
-	if (!atomic_exchange(&tx_refusal_said[dev], 1))
+	/* a refusal is news once per device; NCCL_DEVMEM_TX=0 was asked for */
+	if (strcmp(reason, DM_ENV_TX "=0") && !atomic_exchange(&tx_refusal_said[dev], 1))
 		DM_WARN("no devmem TX on %s (%s): dma-buf memory goes by plain send",
 			d->name, reason);
 	DM_INFO(NCCL_NET, "regMrDmaBuf: comm %p: %zu bytes, plain send (%s)",
@@ -218,17 +219,17 @@ int dm_tx_reap(struct dm_comm *c, int k)
 			memcpy(&ee, CMSG_DATA(cm), sizeof(ee));
 			if (ee.ee_origin != SO_EE_ORIGIN_ZEROCOPY || ee.ee_errno) {
 				dm_comm_error(c, ncclSystemError, "data socket %d: error queue: "
-					      "origin %u, %s", k, ee.ee_origin,
-					      strerror((int)ee.ee_errno));
+					      "origin %u, errno %u", k, ee.ee_origin, ee.ee_errno);
 				return -1;
 			}
 			if (complete(c, s, ee.ee_info, ee.ee_data)) {
 				dm_comm_error(c, ncclSystemError, "data socket %d: completion of "
-					      "sends %u-%u, which are not in flight (%u-%u are)", k,
-					      ee.ee_info, ee.ee_data, s->zc.head, s->zc.next - 1);
+					      "sends %u-%u, which are not in flight (%u from %u are)",
+					      k, ee.ee_info, ee.ee_data, s->zc.next - s->zc.head,
+					      s->zc.head);
 				return -1;
 			}
-			got = 1;
+			got++;
 		}
 	}
 	if (!got && s->zc.head != s->zc.next) {
@@ -241,7 +242,7 @@ int dm_tx_reap(struct dm_comm *c, int k)
 			return -1;
 		}
 	}
-	return 0;
+	return got;
 }
 
 int dm_tx_chunk(struct dm_comm *c, int k, short *ev, uint64_t *moved, uint64_t budget)
@@ -254,7 +255,7 @@ int dm_tx_chunk(struct dm_comm *c, int k, short *ev, uint64_t *moved, uint64_t b
 		ssize_t r;
 
 		if (devmem && z->next - z->head >= DM_ZC_RING) {
-			if (dm_tx_reap(c, k))
+			if (dm_tx_reap(c, k) < 0)
 				return -1;
 			if (z->next - z->head >= DM_ZC_RING) {
 				*ev = POLLERR;	/* wait for completions */
@@ -300,11 +301,11 @@ int dm_tx_chunk(struct dm_comm *c, int k, short *ev, uint64_t *moved, uint64_t b
 			continue;
 		if (r < 0 && devmem && errno == ENOBUFS && z->head != z->next) {
 			/* notifications not read yet hold the socket's option memory */
-			uint32_t head = z->head;
+			int got = dm_tx_reap(c, k);
 
-			if (dm_tx_reap(c, k))
+			if (got < 0)
 				return -1;
-			if (z->head == head) {
+			if (!got) {
 				*ev = POLLERR;
 				return 0;
 			}

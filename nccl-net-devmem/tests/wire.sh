@@ -22,7 +22,13 @@
 #   data-socket byte, the plugin's own count), alone and with devmem RX;
 #   plain send when the fd is not a dma-buf, when NCCL_DEVMEM_TX=0 and when
 #   the kernel refuses the sendmsg (the binding is root's, the sender has
-#   become nobody); the receiver killed with 256 MiB in flight;
+#   become nobody); the receiver killed with 256 MiB in flight; a send not
+#   done while the receiver's link is down;
+# - UNPACK delivery (NCCL_DEVMEM_UNPACK=host): the harness gathers each
+#   receive from the RX region by the plugin's metas, as NCCL's kernel
+#   would, then calls irecvConsumed: sizes to 2 MiB, 200 receives 8 in
+#   flight from a devmem TX sender, a receive of more than 2048 fragments
+#   refused;
 # - afterwards no rule of the plugin is left on the NIC and no queue is
 #   bound.
 #
@@ -56,6 +62,7 @@ cleanup()
 		srv ethtool -N "$SRV_IF" delete "$i" 2>/dev/null
 	done
 	srv "$DMCTL" hds-thresh "$SRV_IF" 256 2>/dev/null
+	srv ip link set dev "$SRV_IF" up 2>/dev/null	# wire-tx-done-when-acked
 	[ -n "$udmabuf_limit" ] && echo "$udmabuf_limit" > "$UDMABUF_LIMIT"
 	topo_teardown
 }
@@ -74,6 +81,9 @@ UDMABUF_LIMIT=/sys/module/udmabuf/parameters/size_limit_mb
 udmabuf_limit=
 trap cleanup EXIT
 topo_setup || exit 1
+# wire-tx-done-when-acked takes the server NIC down and up: keep its
+# addresses
+srv sysctl -qw net.ipv6.conf."$SRV_IF".keep_addr_on_down=1 || { echo "FAIL: sysctl"; exit 1; }
 # wire-tx-receiver-killed sends 257 MiB from one udmabuf
 udmabuf_limit=$(cat "$UDMABUF_LIMIT") && echo 512 > "$UDMABUF_LIMIT" ||
 	{ echo "FAIL: $UDMABUF_LIMIT"; exit 1; }
@@ -107,7 +117,9 @@ bound()
 harness wire-devmem-rx-sizes wire-devmem-rx-8-outstanding wire-copy-mode-env \
 	wire-sender-killed wire-small-region wire-region-spoken-for \
 	wire-devmem-tx-sizes wire-devmem-tx-and-rx wire-tx-not-a-dmabuf wire-tx-env-off \
-	wire-tx-refused-at-send wire-tx-receiver-killed
+	wire-tx-refused-at-send wire-tx-receiver-killed wire-tx-done-when-acked \
+	wire-unpack-sizes wire-unpack-tx-8-outstanding wire-unpack-too-many-fragments \
+	wire-unpack-small-region
 [ "$(rules)" = 0 ] || fail "$(rules) ntuple rule(s) left after the harness"
 [ "$(bound)" = 0 ] || fail "queue $((nq - 1)) still bound ($(bound)) after the harness"
 
