@@ -111,7 +111,7 @@ static int ctrl_send_step(struct dm_comm *c, short *ev)
 			d.flags = 0;
 			dm_hdr_encode(x->buf, DM_MSG_SEND, DM_SEND_LEN + inl, x->seq);
 			dm_send_encode(x->buf + DM_HDR_LEN, &d);
-			if (inl)
+			if (inl && !q->gpu)
 				memcpy(x->buf + DM_HDR_LEN + DM_SEND_LEN, q->data, inl);
 			x->len = DM_HDR_LEN + DM_SEND_LEN + inl;
 			x->off = 0;
@@ -119,6 +119,18 @@ static int ctrl_send_step(struct dm_comm *c, short *ev)
 		pthread_mutex_unlock(&c->lock);
 		if (!x->len)
 			return 0;
+		q = &c->reqs[x->cursor % DM_MAX_REQS];
+		if (q->gpu && x->len > DM_HDR_LEN + DM_SEND_LEN) {
+			const char *why;
+
+			/* the request stays ours until its control message is sent */
+			if (dm_gpu_copy(c, DM_GPU_CTRL, x->buf + DM_HDR_LEN + DM_SEND_LEN, q->data,
+					x->len - DM_HDR_LEN - DM_SEND_LEN, &why)) {
+				dm_comm_error(c, ncclSystemError, "inline payload from GPU memory "
+					      "%p: %s", (void *)q->data, why);
+				return -1;
+			}
+		}
 	}
 	while (x->off < x->len) {
 		ssize_t r = send(x->fd, x->buf + x->off, x->len - x->off,
@@ -171,6 +183,8 @@ static int data_send_step(struct dm_comm *c, int k, short *ev)
 				s->left = q->chunk;
 			s->tx_id = q->tx_id;
 			s->tx_off = q->tx_off + j * q->chunk;
+			s->gpu = q->gpu;
+			s->stg_have = 0;
 			s->zc.chunk_ids = 0;
 			s->owner = s->cursor;
 			s->busy = 1;
@@ -202,13 +216,16 @@ static int data_send_step(struct dm_comm *c, int k, short *ev)
 
 /* ---------- receive side ---------- */
 
-/* recv() on a socket of a recv comm: with devmem RX, through the region
- * (any of the comm's flows may have landed in it).  On a devmem error -1
- * with *why set. */
-static ssize_t comm_recv(struct dm_comm *c, int fd, void *buf, size_t len,
+/* recv() on socket k (DM_GPU_CTRL: the control socket) of a recv comm:
+ * with devmem RX, through the region (any of the comm's flows may have
+ * landed in it); into GPU memory through the socket's stage.  On a devmem
+ * or CUDA error -1 with *why set. */
+static ssize_t comm_recv(struct dm_comm *c, int k, int fd, void *buf, size_t len, int gpu,
 			 struct dm_unpack_sink *sink, const char **why)
 {
 	*why = NULL;
+	if (gpu)
+		return dm_gpu_recv(c, k, fd, buf, len, sink, why);
 	if (c->rx)
 		return dm_rx_recv(c->rx, fd, buf, len, &c->rxcnt, sink ? dm_unpack_take : NULL,
 				  sink, why);
@@ -272,6 +289,7 @@ static int match_send(struct dm_comm *c)
 	m->idx = c->nmsgs;
 	m->live = 1;
 	m->dst = q->dst[i];
+	m->gpu = (q->gpu_mask >> i) & 1;
 	m->size = x->desc.size;
 	m->req = q;
 	dm_plan(m->size, (unsigned)c->nsocks, &m->chunk, &m->nchunks);
@@ -286,6 +304,7 @@ static int match_send(struct dm_comm *c)
 	x->seq++;
 	if (m->size && !m->nchunks) {
 		x->inl_dst = m->dst;
+		x->inl_gpu = m->gpu;
 		x->inl_left = m->size;
 		x->inl_msg = m;
 		x->state = DM_RX_INLINE;
@@ -306,7 +325,8 @@ static int ctrl_read_hdr(struct dm_comm *c, short *ev)
 
 	for (;;) {
 		size_t want = x->off < DM_HDR_LEN ? DM_HDR_LEN : DM_HDR_LEN + DM_SEND_LEN;
-		ssize_t r = comm_recv(c, x->fd, x->buf + x->off, want - x->off, NULL, &why);
+		ssize_t r = comm_recv(c, DM_GPU_CTRL, x->fd, x->buf + x->off, want - x->off, 0,
+				      NULL, &why);
 
 		if (r == 0) {
 			dm_comm_error(c, ncclRemoteError, "peer closed the control socket%s",
@@ -391,7 +411,8 @@ static int ctrl_recv_step(struct dm_comm *c, short *ev)
 		return 1;
 	case DM_RX_INLINE:
 		while (x->inl_left) {
-			ssize_t n = comm_recv(c, x->fd, x->inl_dst, x->inl_left, NULL, &why);
+			ssize_t n = comm_recv(c, DM_GPU_CTRL, x->fd, x->inl_dst, x->inl_left,
+					      x->inl_gpu, NULL, &why);
 
 			if (n > 0) {
 				x->inl_dst += n;
@@ -441,6 +462,7 @@ static int data_recv_step(struct dm_comm *c, int k, short *ev)
 			if (s->left > m->chunk)
 				s->left = m->chunk;
 			s->owner = s->cursor;
+			s->gpu = m->gpu;
 			s->busy = 1;
 			break;
 		}
@@ -460,6 +482,8 @@ static int data_recv_step(struct dm_comm *c, int k, short *ev)
 
 			pthread_mutex_lock(&c->lock);
 			room = dm_unpack_room(c, m->req);
+			if (s->gpu && room > dm_gpu_room(c))
+				room = dm_gpu_room(c);
 			pthread_mutex_unlock(&c->lock);
 			if (!room)
 				return 0;	/* woken by irecvConsumed or a receive done */
@@ -469,9 +493,10 @@ static int data_recv_step(struct dm_comm *c, int k, short *ev)
 			sink.slot = m->req->slot;
 			sink.sock = k;
 			sink.dst_off = (uint64_t)(s->ptr - m->dst);
-			sk = &sink;
+			if (c->unpack_frags)
+				sk = &sink;
 		}
-		r = comm_recv(c, s->fd, s->ptr, len, sk, &why);
+		r = comm_recv(c, k, s->fd, s->ptr, len, s->gpu, sk, &why);
 		if (sk && r > 0)
 			__atomic_fetch_add(&c->msgs[s->owner % DM_MAX_MSGS].req->rcvd,
 					   (uint64_t)r, __ATOMIC_RELAXED);
@@ -517,6 +542,8 @@ static void *worker_main(void *arg)
 
 	snprintf(name, sizeof(name), "dm-%s%d", is_send ? "tx" : "rx", w->idx);
 	pthread_setname_np(pthread_self(), name);
+	if (c->gpu && c->gpu->ctx)
+		dm_cuda_set_ctx(c->gpu->ctx);	/* the context the comm was made in */
 	while (!atomic_load(&c->stop)) {
 		int n = 1, progress = 0, k, r;
 		short ev;
@@ -583,6 +610,7 @@ static void comm_destroy(struct dm_comm *c)
 	/* after the sockets, which held the region's tokens */
 	dm_rx_put(c->rx);
 	dm_unpack_free(c->unpack);
+	dm_gpu_comm_free(c->gpu);
 	pthread_mutex_destroy(&c->lock);
 	c->magic = 0;
 	free(c);
@@ -594,6 +622,7 @@ struct dm_comm *dm_comm_create(int is_send, int dev, const struct dm_ctx *ctx, i
 			       const char *mode)
 {
 	struct dm_comm *c = calloc(1, sizeof(*c));
+	char how[480];
 	int i;
 
 	if (!c) {
@@ -638,11 +667,32 @@ struct dm_comm *dm_comm_create(int is_send, int dev, const struct dm_ctx *ctx, i
 		c->workers[i].comm = c;
 		c->workers[i].idx = i;
 	}
+	snprintf(how, sizeof(how), "%s", mode);
+	if (dm_cuda_loaded(NULL)) {
+		c->gpu = dm_gpu_comm_create(!is_send, dev, nsocks, how, sizeof(how));
+		if (!c->gpu)
+			goto fail;
+	}
 	if (!is_send && dm_unpack_enabled()) {
-		/* half the reservation: the fragments read ahead (dm_rx_steer) */
-		c->unpack = dm_unpack_create(rx ? rx->map : NULL, rx_reserved / 2);
+		void *bounce = NULL;
+		uint64_t allowance = 0;
+
+		if (dm_gpu_bounce(c->gpu) && !rx) {
+			/* GPU test mode: the emulated pages are the region */
+			bounce = dm_gpu_bounce(c->gpu);
+			allowance = (uint64_t)DM_GPU_POOL_PAGES * DM_RX_PAGE;
+		} else if (rx && !dm_unpack_gpu()) {
+			/* half the reservation: the fragments read ahead (dm_rx_steer) */
+			bounce = rx->map;
+			allowance = rx_reserved / 2;
+		}
+		/* else the plugin places every byte itself (a udmabuf region is
+		 * not readable by NCCL's kernel) */
+		c->unpack_frags = bounce != NULL;
+		c->unpack = dm_unpack_create(bounce, allowance,
+					     c->gpu ? c->gpu->stream[DM_GPU_CTRL] : NULL);
 		if (!c->unpack) {
-			DM_WARN("recv comm: no memory for the UNPACK queue");
+			DM_WARN("recv comm: cannot make the UNPACK queue");
 			goto fail;
 		}
 	}
@@ -663,7 +713,7 @@ struct dm_comm *dm_comm_create(int is_send, int dev, const struct dm_ctx *ctx, i
 	DM_INFO(NCCL_INIT | NCCL_NET,
 		"%s comm %p dev %d peer %s (comm 0x%llx): %d data sockets, %d threads, %s",
 		kind(c), (void *)c, dev, c->peer, (unsigned long long)c->comm_id, nsocks,
-		c->nthreads, mode);
+		c->nthreads, how);
 	return c;
 fail:
 	comm_destroy(c);
@@ -729,12 +779,17 @@ ncclResult_t dm_isend(void *send_comm, void *data, uint64_t size, int tag, void 
 	q->chunks_left = q->nchunks;
 	c->chunk_cursor += q->nchunks;
 	q->ctrl_done = 0;
+	q->gpu = mr->type == NCCL_PTR_CUDA;
 	q->tx_id = mr->tx_id;
 	q->tx_off = mr->dmabuf_off + (uint64_t)((char *)data - mr->base);
 	q->zc_left = 0;
 	q->state = DM_REQ_ACTIVE;
 	c->posted++;
 	pthread_mutex_unlock(&c->lock);
+	if (q->seq < 3)
+		DM_INFO(NCCL_NET, "send comm %p: isend #%llu of %llu bytes at %p (%s memory)",
+			(void *)c, (unsigned long long)q->seq, (unsigned long long)size, data,
+			q->gpu ? "GPU" : "host");
 	wake(c, 0);
 	*request = q;
 	return ncclSuccess;
@@ -744,6 +799,7 @@ ncclResult_t dm_irecv(void *recv_comm, int n, void **data, const uint64_t *sizes
 		      const int *tags, void **mhs, void **request)
 {
 	struct dm_comm *c = dm_comm_check(recv_comm, 0);
+	unsigned gpu_mask = 0;
 	struct dm_req *q;
 	int i, err;
 
@@ -766,13 +822,16 @@ ncclResult_t dm_irecv(void *recv_comm, int n, void **data, const uint64_t *sizes
 		return ncclInvalidArgument;
 	}
 	for (i = 0; i < n; i++) {
-		if (sizes[i] > DM_MAX_MSG_SIZE ||
-		    !dm_mr_covers(c, mhs[i], data[i], sizes[i])) {
+		const struct dm_mr *mr = sizes[i] > DM_MAX_MSG_SIZE ? NULL :
+					 dm_mr_covers(c, mhs[i], data[i], sizes[i]);
+
+		if (!mr) {
 			DM_WARN("irecv: buffer %d (%p + %llu) is not in memory registered on this "
 				"comm (mhandle %p)", i, data[i], (unsigned long long)sizes[i],
 				mhs[i]);
 			return ncclInvalidArgument;
 		}
+		gpu_mask |= (unsigned)(mr->type == NCCL_PTR_CUDA) << i;
 	}
 	pthread_mutex_lock(&c->lock);
 	q = &c->reqs[c->posted % DM_MAX_REQS];
@@ -797,6 +856,7 @@ ncclResult_t dm_irecv(void *recv_comm, int n, void **data, const uint64_t *sizes
 		q->tags[i] = (uint32_t)tags[i];
 		q->got[i] = 0;
 	}
+	q->gpu_mask = gpu_mask;
 	q->matched_mask = 0;
 	q->nmatched = 0;
 	q->msgs_left = n;
@@ -804,6 +864,10 @@ ncclResult_t dm_irecv(void *recv_comm, int n, void **data, const uint64_t *sizes
 	q->state = DM_REQ_ACTIVE;
 	c->posted++;
 	pthread_mutex_unlock(&c->lock);
+	if (q->seq < 3)
+		DM_INFO(NCCL_NET, "recv comm %p: irecv #%llu of up to %llu bytes at %p (%s memory)",
+			(void *)c, (unsigned long long)q->seq, (unsigned long long)sizes[0],
+			data[0], gpu_mask & 1 ? "GPU" : "host");
 	wake(c, 0);
 	*request = q;
 	return ncclSuccess;
@@ -838,6 +902,9 @@ ncclResult_t dm_test(void *request, int *done, int *sizes)
 			q->state = DM_REQ_FREE;
 		}
 		pthread_mutex_unlock(&c->lock);
+		if (q->seq < 3)
+			DM_INFO(NCCL_NET, "%s comm %p: request #%llu done", kind(c), (void *)c,
+				(unsigned long long)q->seq);
 		*done = 1;
 		return ncclSuccess;
 	}
@@ -885,11 +952,12 @@ ncclResult_t dm_close_comm(void *comm, int want)
 			"plain send", comm, clean ? "" : " with requests in flight or after an error",
 			(unsigned long long)atomic_load(&c->tx_dmabuf),
 			(unsigned long long)atomic_load(&c->tx_plain));
-	else if (c->rx)
-		DM_INFO(NCCL_NET, "%s comm %p closed%s: %llu bytes received into the dma-buf, "
+	else if (c->rx || dm_gpu_bounce(c->gpu))
+		DM_INFO(NCCL_NET, "%s comm %p closed%s: %llu bytes received into the dma-buf%s, "
 			"%llu in host memory", kind(c), comm,
 			clean ? "" : " with requests in flight or after an error",
 			(unsigned long long)atomic_load(&c->rxcnt.dmabuf),
+			c->rx ? "" : " (test mode's GPU region)",
 			(unsigned long long)atomic_load(&c->rxcnt.host));
 	else
 		DM_INFO(NCCL_NET, "%s comm %p closed%s", kind(c), comm,

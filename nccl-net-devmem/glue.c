@@ -12,18 +12,17 @@
  * objects; what is process-wide (the device table, the logger, connect
  * attempts in progress) is behind a mutex or atomic.
  *
- * Placeholders for later steps (see README.md):
- *   - ptrSupport is NCCL_PTR_HOST only; CUDA|DMABUF come with devmem RX/TX
- *     and CUDA support;
- *   - netDeviceType is UNPACK (version 0x7) with NCCL_DEVMEM_UNPACK=host
- *     (unpack.c; its queue is host memory until CUDA support), else HOST;
+ * Properties and optional entry points:
+ *   - ptrSupport is NCCL_PTR_HOST, plus CUDA|DMABUF in the GPU test mode
+ *     (gpu.c); a devmem NIC with a GPU region is future work;
+ *   - netDeviceType is UNPACK (version 0x7) with NCCL_DEVMEM_UNPACK=1 (for
+ *     NCCL, with CUDA) or =host (the harness's test mode), else HOST;
  *     irecvConsumed gives an UNPACK receive's tokens back (a no-op with
  *     copy delivery); getDeviceMr is NULL (NCCL checks before calling);
- *   - regMrDmaBuf binds a mapped dma-buf for devmem TX (tx.c); NCCL calls
- *     it only for CUDA memory and only when ptrSupport has DMABUF, so
- *     under NCCL it waits for CUDA support, while the harness drives it
- *     with udmabufs;
- *   - iflush has nothing to flush for host memory: *request = NULL;
+ *   - regMrDmaBuf binds the dma-buf for devmem TX (tx.c); NCCL calls it
+ *     for GPU memory when ptrSupport has DMABUF, the harness with udmabufs;
+ *   - iflush has nothing to flush: host memory, and GPU memory the plugin
+ *     wrote with copies it waited for: *request = NULL;
  *   - makeVDevice and setNetAttr are NULL (optional in v11).
  */
 #include <stdlib.h>
@@ -49,6 +48,8 @@ static ncclResult_t get_props(int dev, ncclNetProperties_v11_t *p)
 	p->pciPath = d->pci_path;
 	p->guid = (uint64_t)dev;
 	p->ptrSupport = NCCL_PTR_HOST;
+	if (dm_gpu_test_mode())
+		p->ptrSupport |= NCCL_PTR_CUDA | NCCL_PTR_DMABUF;
 	p->regIsGlobal = 0;
 	p->forceFlush = 0;
 	p->speed = d->speed;
@@ -78,7 +79,11 @@ static ncclResult_t get_props(int dev, ncclNetProperties_v11_t *p)
 
 static ncclResult_t init_common(ncclDebugLogger_t log)
 {
+	const char *why;
+
 	dm_set_logger(log);
+	if (!dm_cuda_loaded(&why))
+		DM_INFO(NCCL_INIT | NCCL_NET, "host memory only: %s", why);
 	if (dm_devices_init() > 0)
 		return ncclSuccess;
 	DM_INFO(NCCL_INIT | NCCL_NET, "no usable interface: plugin not used");

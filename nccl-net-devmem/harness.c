@@ -1775,7 +1775,10 @@ static int misuse_sender(struct peer *self)
 	if (connect_loop(&n, dev, handle, &sc, 5000))
 		FAIL("connect failed");
 	if (n_regmr(&n, sc, buf, 4096, NCCL_PTR_CUDA, &mh) == ncclSuccess)
-		FAIL("regMr(NCCL_PTR_CUDA) succeeded");
+		FAIL("regMr(NCCL_PTR_CUDA) of host memory succeeded");
+	/* without libcuda: "GPU memory, but no libcuda"; with: "is not GPU memory" */
+	if (!log_find("GPU memory"))
+		FAIL("regMr(NCCL_PTR_CUDA) of host memory refused without a reason");
 	if (n_regmr(&n, sc, buf, 4096, NCCL_PTR_DMABUF, &mh) == ncclSuccess)
 		FAIL("regMr(NCCL_PTR_DMABUF) succeeded");
 	{
@@ -3153,6 +3156,15 @@ static int case_unpack_contract(void)
 }
 
 /* 0 when the child forked last exited with 0. */
+static int have_cuda(void)
+{
+	void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+
+	if (h)
+		dlclose(h);
+	return h != NULL;
+}
+
 static int peer_exit_status(void)
 {
 	int st;
@@ -3193,7 +3205,39 @@ static int case_unpack_needs_simple(void)
 	return unpack_refused("host", "NCCL_PROTO=LL,Simple", "needs NCCL_PROTO=Simple") ||
 	       unpack_refused("host", "NCCL_ALLOC_P2P_NET_LL_BUFFERS=1",
 			      "needs NCCL_ALLOC_P2P_NET_LL_BUFFERS unset or 0") ||
-	       unpack_refused("1", NULL, "needs CUDA support") ? -1 : 0;
+	       (!have_cuda() && unpack_refused("1", NULL, "needs CUDA (")) ||
+	       unpack_refused("2", NULL, "not 0, 1 or \"host\"") ? -1 : 0;
+}
+
+/* The GPU test mode asked for where there is no CUDA: host memory only,
+ * said why; GPU registrations refused with the reason. */
+static int case_gpu_test_mode_without_cuda(void)
+{
+	struct net n;
+	int dev;
+
+	if (have_cuda()) {
+		diag("libcuda is here: the GPU test mode runs in gpu-test.sh instead");
+		return 0;
+	}
+	if (!fork()) {
+		ncclNetProperties_v8_t p;
+
+		setenv("NCCL_DEVMEM_TEST_GPU", "1", 1);
+		if (net_up(&n, 11, &dev) || n.v8->getProperties(dev, &p))
+			_exit(1);
+		if (p.ptrSupport != NCCL_PTR_HOST) {
+			diag("ptrSupport 0x%x without CUDA", p.ptrSupport);
+			_exit(1);
+		}
+		if (!log_find("NCCL_DEVMEM_TEST_GPU=1 needs CUDA")) {
+			diag("the log does not say why there is no GPU test mode");
+			_exit(1);
+		}
+		net_down(&n);
+		_exit(0);
+	}
+	return peer_exit_status();
 }
 
 /* ---- devmem TX ---- */
@@ -3516,6 +3560,7 @@ static const struct tcase cases[] = {
 	{ "dmabuf-not-bound-plain-send", case_dmabuf_plain, 30 },
 	{ "unpack-contract", case_unpack_contract, 30 },
 	{ "unpack-needs-simple", case_unpack_needs_simple, 10 },
+	{ "gpu-test-mode-without-cuda", case_gpu_test_mode_without_cuda, 10 },
 	/* with HARNESS_WIRE only */
 	{ "wire-devmem-rx-sizes", case_wire_devmem_sizes, 120 },
 	{ "wire-devmem-rx-8-outstanding", case_wire_devmem_outstanding, 120 },

@@ -6,9 +6,11 @@
  * also has mapped at `data` (NCCL_PTR_HOST): on a send comm it binds the
  * dma-buf for devmem TX (tx.c), on a recv comm it is host memory.
  *
- * Device memory (NCCL_PTR_CUDA) comes with CUDA support (a later step):
- * both answer ncclInvalidArgument for it today, and getProperties
- * advertises HOST only, so NCCL never passes it.
+ * Device memory (NCCL_PTR_CUDA) needs libcuda (cuda.c) and must be device
+ * memory from its first byte to its last; a GPU dma-buf on a send comm is
+ * offered to bind-tx like any other, and sent through a host stage when
+ * refused (gpu.c).  NCCL passes it only when getProperties advertises
+ * CUDA|DMABUF (the GPU test mode, gpu.c).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -32,8 +34,9 @@ static ncclResult_t reg(void *comm, void *data, size_t size, int type, uint64_t 
 		DM_WARN("%s: %p is not a comm of this plugin", what, comm);
 		return ncclInvalidArgument;
 	}
-	if (type != NCCL_PTR_HOST) {
-		DM_WARN("%s: memory type %d is not supported (host memory only)", what, type);
+	if (type != NCCL_PTR_HOST && type != NCCL_PTR_CUDA) {
+		DM_WARN("%s: memory type %d is not supported (NCCL_PTR_HOST or NCCL_PTR_CUDA)", what,
+			type);
 		return ncclInvalidArgument;
 	}
 	if (!data && size) {
@@ -43,6 +46,18 @@ static ncclResult_t reg(void *comm, void *data, size_t size, int type, uint64_t 
 	if ((uintptr_t)data + size < (uintptr_t)data) {
 		DM_WARN("%s: range %p + %zu wraps", what, data, size);
 		return ncclInvalidArgument;
+	}
+	if (type == NCCL_PTR_CUDA) {
+		const char *why;
+
+		if (!dm_cuda_loaded(&why)) {
+			DM_WARN("%s: GPU memory, but %s", what, why);
+			return ncclInvalidArgument;
+		}
+		if (size && !dm_cuda_is_device(data, size)) {
+			DM_WARN("%s: %p + %zu is not GPU memory", what, data, size);
+			return ncclInvalidArgument;
+		}
 	}
 	if (fd >= 0) {
 		off_t end = lseek(fd, 0, SEEK_END);
@@ -115,7 +130,7 @@ const struct dm_mr *dm_mr_covers(const void *comm, void *mh, const void *data, u
 	const struct dm_mr *mr = mh;
 	uintptr_t p = (uintptr_t)data, b;
 
-	if (!mr || mr->magic != DM_MR_MAGIC || mr->comm != comm || mr->type != NCCL_PTR_HOST)
+	if (!mr || mr->magic != DM_MR_MAGIC || mr->comm != comm)
 		return NULL;
 	if (!size)
 		return mr;

@@ -14,6 +14,8 @@
  *   rx.c       devmem RX: the RX region, reading into it, tokens
  *   tx.c       devmem TX: bind-tx, MSG_ZEROCOPY sends, completions
  *   unpack.c   UNPACK delivery: the meta queue, irecvConsumed
+ *   cuda.c     the CUDA driver API, loaded with dlopen
+ *   gpu.c      GPU memory on the data path, the GPU test mode
  *   nl.c       the netdev netlink family (bind-rx, bind-tx)
  *   steer.c    ethtool ntuple rules (flow steering)
  *   proto.c    wire formats (shared with the harness)
@@ -25,6 +27,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "nccl_net_api.h"
 #include "proto.h"
@@ -61,6 +64,7 @@ uint64_t dm_now_ms(void);
 #define DM_DEFAULT_RX_SOCKBUF_KB 1024
 #define DM_ENV_TX "NCCL_DEVMEM_TX"			/* 0: plain send only */
 #define DM_ENV_UNPACK "NCCL_DEVMEM_UNPACK"		/* 1: UNPACK delivery */
+#define DM_ENV_TEST_GPU "NCCL_DEVMEM_TEST_GPU"		/* 1: GPU test mode (gpu.c) */
 #define DM_MAX_RECVS 8		/* maxRecvs: buffers of one multi-recv */
 
 /* ---- devices (devices.c) ---- */
@@ -126,6 +130,8 @@ int dm_ethtool_rss_uses(const char *ifname, const unsigned *queues, int n);
 
 /* ---- devmem RX (rx.c) ---- */
 #define DM_RX_MAX_QUEUES 16
+/* fragments one recvmsg may report: the cmsg buffer's size */
+#define DM_RX_MAX_FRAGS 256
 struct dm_rx_count {
 	atomic_ullong dmabuf, host;
 };
@@ -209,6 +215,8 @@ struct dm_unpack_handle {
 struct dm_unpack {
 	struct dm_unpack_meta *meta;
 	struct dm_unpack_handle handle;
+	int gpu;			/* dm_unpack_gpu(): */
+	struct dm_unpack_handle *dev_handle;	/* the handle in device memory */
 	uint64_t head, tail;
 	/* Region bytes held by fragments read and not consumed.  Later
 	 * receives read only while these and what the oldest unfinished
@@ -231,7 +239,13 @@ struct dm_unpack_sink {
 };
 /* NCCL_DEVMEM_UNPACK=1 and NCCL set up for it (decided once, logged). */
 int dm_unpack_enabled(void);
-struct dm_unpack *dm_unpack_create(void *bounce_buf, uint64_t allowance);
+/* 1 when the queue goes to NCCL's GPU kernel (NCCL_DEVMEM_UNPACK=1): queue
+ * in pinned host memory, handle in device memory; 0: host test mode. */
+int dm_unpack_gpu(void);
+/* bounce_buf: the region fragments are named in (device memory with
+ * dm_unpack_gpu()); allowance: region bytes the comm's fragments may hold
+ * (0: unthrottled); stream: a CUDA stream for the handle's copy. */
+struct dm_unpack *dm_unpack_create(void *bounce_buf, uint64_t allowance, void *stream);
 /* How many bytes a data socket may read now for request q (comm lock). */
 uint64_t dm_unpack_room(struct dm_comm *c, const struct dm_req *q);
 void dm_unpack_free(struct dm_unpack *u);
@@ -266,11 +280,13 @@ struct dm_req {
 	unsigned first_sock, nchunks, chunks_left;
 	uint64_t chunk;
 	int ctrl_done;
+	int gpu;		/* data is GPU memory (NCCL_PTR_CUDA) */
 	uint32_t tx_id;		/* devmem TX binding of data's memory, 0: none */
 	uint64_t tx_off;	/* data's offset in that dma-buf */
 	int64_t zc_left;	/* sendmsg calls of finished chunks not yet completed */
 	/* recv */
 	char *dst[DM_MAX_RECVS];
+	unsigned gpu_mask;	/* buffers in GPU memory */
 	uint64_t cap[DM_MAX_RECVS];
 	uint32_t tags[DM_MAX_RECVS];
 	uint64_t got[DM_MAX_RECVS];
@@ -288,6 +304,7 @@ struct dm_msg {
 	uint64_t idx;
 	int live;
 	char *dst;
+	int gpu;		/* dst is GPU memory */
 	uint64_t size;
 	uint64_t chunk;
 	unsigned first_sock, nchunks, chunks_left;
@@ -320,6 +337,8 @@ struct dm_sock {
 	uint64_t owner;		/* seq/idx of the current chunk's request/message */
 	uint32_t tx_id;		/* the chunk's TX binding (0: plain send) */
 	uint64_t tx_off;	/* and the dma-buf offset of ptr */
+	int gpu;		/* ptr is GPU memory: */
+	uint64_t stg_off, stg_have;	/* send: its next bytes in the stage (gpu.c) */
 	struct dm_zc zc;
 };
 
@@ -344,6 +363,7 @@ struct dm_ctrl {
 	struct dm_hdr hdr;
 	struct dm_send_desc desc;
 	char *inl_dst;
+	int inl_gpu;
 	uint64_t inl_left;
 	struct dm_msg *inl_msg;
 };
@@ -379,8 +399,13 @@ struct dm_comm {
 	 * send plainly (0: none) */
 	atomic_ullong tx_dmabuf, tx_plain;
 	atomic_int tx_fallback;
-	/* UNPACK delivery (recv comms; NULL: copy delivery) */
+	/* UNPACK delivery (recv comms; NULL: copy delivery); unpack_frags:
+	 * fragments become metas (their region is readable by the
+	 * unpacker), else the plugin copies them */
 	struct dm_unpack *unpack;
+	int unpack_frags;
+	/* CUDA (NULL: libcuda not loaded) */
+	struct dm_gpu_comm *gpu;
 };
 
 /* Takes ownership of the fds, of the reference on rx and of the rules at
@@ -441,5 +466,68 @@ int dm_tx_chunk(struct dm_comm *c, int k, short *ev, uint64_t *moved, uint64_t b
 /* Reads socket k's zerocopy completions: how many reports, or -1 (error
  * set on the comm). */
 int dm_tx_reap(struct dm_comm *c, int k);
+
+/* ---- CUDA driver API (cuda.c); results are CUresult, 0: success ---- */
+/* 1 when libcuda is loaded and initialised (tried once); else *why says. */
+int dm_cuda_loaded(const char **why);
+const char *dm_cuda_error(int r);
+/* 1 when CUDA modules load eagerly (CUDA_MODULE_LOADING=EAGER) */
+int dm_cuda_eager(void);
+int dm_cuda_ctx(void **ctx);		/* the thread's current context */
+int dm_cuda_set_ctx(void *ctx);
+int dm_cuda_device(int *ord);		/* of the current context */
+int dm_cuda_dmabuf_supported(int ord);
+/* 1 when [p, p + size) begins and ends in device memory */
+int dm_cuda_is_device(const void *p, size_t size);
+int dm_cuda_alloc(void **p, size_t size);
+void dm_cuda_free(void *p);
+/* pinned, mapped host memory; its device address in *dev_alias if asked */
+int dm_cuda_host_alloc(void **p, void **dev_alias, size_t size);
+void dm_cuda_host_free(void *p);
+int dm_cuda_dmabuf_fd(void *p, size_t size, int *fd);
+int dm_cuda_copy(void *dst, const void *src, size_t n, void *stream);	/* any direction */
+int dm_cuda_stream(void **stream);
+void dm_cuda_stream_free(void *stream);
+int dm_cuda_sync(void *stream);
+
+/* ---- GPU memory on the data path (gpu.c) ---- */
+#define DM_GPU_STAGE (512u << 10)	/* pinned stage per socket */
+#define DM_GPU_CTRL DM_MAX_SOCKS	/* stage index of the control socket */
+#define DM_GPU_POOL_PAGES 2048		/* test mode: a recv comm's region pages */
+struct dm_gpu_region;
+struct dm_gpu_comm {
+	void *ctx;		/* CUcontext the comm was made in (NULL: none) */
+	void *stage[DM_GPU_CTRL + 1];	/* per socket, used by its thread only */
+	void *stream[DM_GPU_CTRL + 1];
+	/* test mode, recv comms: the share of the GPU's RX region */
+	struct dm_gpu_region *region;
+	unsigned slot;
+	uint64_t pool_off;
+	uint32_t free[DM_GPU_POOL_PAGES];	/* free pages; comm lock */
+	unsigned nfree;
+};
+/* NCCL_DEVMEM_TEST_GPU=1 with CUDA loaded (decided once, logged). */
+int dm_gpu_test_mode(void);
+/* For a comm made in this thread (its CUDA context; in the GPU test mode
+ * its stages, streams and share of the region); appends what it chose to
+ * mode.  NULL: out of memory. */
+struct dm_gpu_comm *dm_gpu_comm_create(int is_recv, int dev, int nsocks, char *mode, size_t ml);
+void dm_gpu_comm_free(struct dm_gpu_comm *g);
+/* The region fragments are named in for UNPACK, or NULL. */
+void *dm_gpu_bounce(const struct dm_gpu_comm *g);
+/* Bytes a data socket may read into the region now (UINT64_MAX: no limit). */
+uint64_t dm_gpu_room(struct dm_comm *c);
+/* Pages back to the comm's free list (comm lock). */
+void dm_gpu_pages_put(struct dm_comm *c, const uint32_t *pages, int n);
+/* Synchronous copy on socket k's stream: 0, or -1 with *why. */
+int dm_gpu_copy(struct dm_comm *c, int k, void *dst, const void *src, size_t n,
+		const char **why);
+/* Plain send of socket k's current chunk of GPU memory, through its stage;
+ * as send(). */
+ssize_t dm_gpu_send(struct dm_comm *c, int k);
+/* As dm_rx_recv() into GPU memory at dst, through socket k's stage; sink:
+ * UNPACK's, used for fragments the unpacker can read. */
+ssize_t dm_gpu_recv(struct dm_comm *c, int k, int fd, char *dst, size_t len,
+		    struct dm_unpack_sink *sink, const char **why);
 
 #endif

@@ -38,8 +38,6 @@
 #include "devmem_abi.h"
 #include "plugin.h"
 
-/* fragments one recvmsg may report: the cmsg buffer's size */
-#define DM_RX_MAX_FRAGS 256
 #define DM_RX_CMSG_SPACE (DM_RX_MAX_FRAGS * CMSG_SPACE(sizeof(struct dm_dmabuf_cmsg)))
 
 static pthread_mutex_t rx_lock = PTHREAD_MUTEX_INITIALIZER;

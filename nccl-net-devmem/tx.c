@@ -18,8 +18,7 @@
  * the memory's mapping.  A devmem sendmsg the kernel refuses (a route onto
  * another device, a binding gone) makes that comm send plainly from then
  * on, logged with the reason; the bytes already queued are not affected.
- * Only memory mapped in this process (NCCL_PTR_HOST) is registered from a
- * dma-buf in this step, so plain send is always possible.
+ * Plain send of GPU memory goes through a pinned host stage (gpu.c).
  */
 #include <errno.h>
 #include <time.h>		/* before linux/errqueue.h, which needs timespec */
@@ -273,6 +272,8 @@ int dm_tx_chunk(struct dm_comm *c, int k, short *ev, uint64_t *moved, uint64_t b
 		}
 		if (devmem)
 			r = devmem_sendmsg(s->fd, s->tx_id, s->tx_off, s->left);
+		else if (s->gpu)
+			r = dm_gpu_send(c, k);	/* through a host stage */
 		else
 			r = send(s->fd, s->ptr, s->left, MSG_NOSIGNAL | MSG_DONTWAIT);
 		if (r > 0) {

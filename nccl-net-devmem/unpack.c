@@ -15,10 +15,13 @@
  * steered, an skb's linear part, inline payloads) are written into the
  * receive buffer by the plugin itself and have no meta.
  *
- * In this step the queue and the handle are host memory (the harness plays
- * NCCL's kernel); with CUDA (step 4) they move to pinned and device memory.
- * NCCL_DEVMEM_UNPACK=host turns it on, a test mode until then (under
- * NCCL's kernel host pointers would fault); NCCL also needs the SIMPLE
+ * NCCL_DEVMEM_UNPACK=1 is the mode for NCCL: it needs CUDA; the queue is
+ * pinned host memory mapped for the GPU, the handle device memory (NCCL's
+ * kernel writes head back into it), and only fragments in device memory
+ * become metas (the GPU test mode's region, gpu.c; a udmabuf region's
+ * fragments are copied by the plugin).  NCCL_DEVMEM_UNPACK=host is the
+ * harness's test mode: queue and handle in host memory, the harness
+ * playing NCCL's kernel on the udmabuf region.  NCCL also needs the SIMPLE
  * protocol only, no LL buffers for p2p, and no PAT or user-buffer
  * registration (LL/LL128 receives and registered buffers bypass the
  * unpack), which the plugin checks once.
@@ -30,7 +33,7 @@
 #include "plugin.h"
 
 static pthread_once_t unpack_once = PTHREAD_ONCE_INIT;
-static int unpack_on;
+static int unpack_on, unpack_gpu;
 
 /* Each must be set to the value given, or NCCL would bypass the unpack. */
 static const char *const unpack_env[][2] = {
@@ -45,11 +48,20 @@ static void unpack_decide(void)
 	const char *mode = getenv(DM_ENV_UNPACK);
 	unsigned i;
 
+	const char *why;
+
 	if (!mode || !strcmp(mode, "0"))
 		return;
-	if (strcmp(mode, "host")) {
-		DM_WARN("%s=%s: UNPACK for NCCL's GPU kernel needs CUDA support, not there yet; "
-			"\"host\" is the harness's test mode: copy delivery", DM_ENV_UNPACK, mode);
+	if (!strcmp(mode, "1")) {
+		if (!dm_cuda_loaded(&why)) {
+			DM_WARN("%s=1: UNPACK for NCCL's GPU kernel needs CUDA (%s): copy delivery",
+				DM_ENV_UNPACK, why);
+			return;
+		}
+		unpack_gpu = 1;
+	} else if (strcmp(mode, "host")) {
+		DM_WARN("%s=%s: not 0, 1 or \"host\" (the harness's test mode): copy delivery",
+			DM_ENV_UNPACK, mode);
 		return;
 	}
 	mode = getenv("NCCL_ALLOC_P2P_NET_LL_BUFFERS");
@@ -68,7 +80,8 @@ static void unpack_decide(void)
 		}
 	}
 	DM_INFO(NCCL_INIT | NCCL_NET, "UNPACK delivery (netDeviceType UNPACK, version 0x%x), "
-		"queue and handle in host memory", NCCL_NET_DEVICE_UNPACK_VERSION);
+		"queue and handle in %s", NCCL_NET_DEVICE_UNPACK_VERSION,
+		unpack_gpu ? "pinned and device memory" : "host memory (test mode)");
 	unpack_on = 1;
 }
 
@@ -78,22 +91,54 @@ int dm_unpack_enabled(void)
 	return unpack_on;
 }
 
-struct dm_unpack *dm_unpack_create(void *bounce_buf, uint64_t allowance)
+int dm_unpack_gpu(void)
+{
+	pthread_once(&unpack_once, unpack_decide);
+	return unpack_gpu;
+}
+
+struct dm_unpack *dm_unpack_create(void *bounce_buf, uint64_t allowance, void *stream)
 {
 	struct dm_unpack *u = calloc(1, sizeof(*u));
+	void *meta_dev = NULL;
+	int err;
 
 	if (!u)
 		return NULL;
-	u->meta = aligned_alloc(16, sizeof(*u->meta));
-	if (!u->meta) {
-		free(u);
-		return NULL;
+	u->gpu = dm_unpack_gpu();
+	if (u->gpu) {
+		/* pinned, mapped: the GPU reads the metas where the plugin writes */
+		err = dm_cuda_host_alloc((void **)&u->meta, &meta_dev, sizeof(*u->meta));
+		if (!err)
+			err = dm_cuda_alloc((void **)&u->dev_handle, sizeof(*u->dev_handle));
+		if (err) {
+			DM_WARN("UNPACK queue: %s", dm_cuda_error(err));
+			dm_unpack_free(u);
+			return NULL;
+		}
+	} else {
+		u->meta = aligned_alloc(16, sizeof(*u->meta));
+		if (!u->meta) {
+			free(u);
+			return NULL;
+		}
+		meta_dev = u->meta;
 	}
 	memset(u->meta, 0, sizeof(*u->meta));
-	u->handle.meta = u->meta;
+	u->handle.meta = meta_dev;
 	u->handle.bounce_buf = bounce_buf;
 	u->handle.head = UINT64_MAX;	/* the kernel increments before each copy */
 	u->allowance = allowance;
+	if (u->gpu) {
+		err = dm_cuda_copy(u->dev_handle, &u->handle, sizeof(u->handle), stream);
+		if (!err)
+			err = dm_cuda_sync(stream);
+		if (err) {
+			DM_WARN("UNPACK handle: %s", dm_cuda_error(err));
+			dm_unpack_free(u);
+			return NULL;
+		}
+	}
 	return u;
 }
 
@@ -101,7 +146,12 @@ void dm_unpack_free(struct dm_unpack *u)
 {
 	if (!u)
 		return;
-	free(u->meta);
+	if (u->gpu) {
+		dm_cuda_host_free(u->meta);
+		dm_cuda_free(u->dev_handle);
+	} else {
+		free(u->meta);
+	}
 	free(u);
 }
 
@@ -109,7 +159,7 @@ void dm_unpack_fill_handle(struct dm_unpack *u, ncclNetDeviceHandle_v8_t *h)
 {
 	h->netDeviceType = NCCL_NET_DEVICE_UNPACK;
 	h->netDeviceVersion = NCCL_NET_DEVICE_UNPACK_VERSION;
-	h->handle = &u->handle;
+	h->handle = u->gpu ? (void *)u->dev_handle : (void *)&u->handle;
 	h->size = sizeof(u->handle);
 	h->needsProxyProgress = 1;
 }
@@ -201,7 +251,7 @@ uint64_t dm_unpack_room(struct dm_comm *c, const struct dm_req *q)
 	uint64_t seq, need = 0, done_held = 0, per, room;
 
 	/* no region, or a comm that was not steered: nothing held for long */
-	if (!c->rx || !u->allowance)
+	if (!c->unpack_frags || !u->allowance)
 		return UINT64_MAX;
 	for (seq = first; seq < c->posted; seq++) {
 		const struct dm_req *o = &c->reqs[seq % DM_MAX_REQS];
@@ -267,7 +317,7 @@ ncclResult_t dm_irecv_consumed(void *recv_comm, int n, void *request)
 	struct dm_unpack *u;
 	uint32_t toks[DM_UNPACK_MAX_TOKENS];
 	unsigned slot;
-	int k, i, nt, err;
+	int k, i, nt, err, emul;
 
 	if (!c) {
 		DM_WARN("irecvConsumed: %p is not a recv comm of this plugin", recv_comm);
@@ -288,9 +338,13 @@ ncclResult_t dm_irecv_consumed(void *recv_comm, int n, void *request)
 			"not yet consumed", request, n);
 		return ncclInvalidArgument;
 	}
-	/* each socket's tokens to that socket */
+	/* each socket's tokens to that socket; the test mode's pages to the
+	 * comm's free list */
 	err = 0;
-	for (k = 0; k < c->nsocks && !err; k++) {
+	emul = c->gpu && dm_gpu_bounce(c->gpu) && !c->rx;
+	if (emul)
+		dm_gpu_pages_put(c, u->tok[slot], (int)u->ntok[slot]);
+	for (k = 0; k < c->nsocks && !err && !emul; k++) {
 		for (i = nt = 0; i < (int)u->ntok[slot]; i++)
 			if (u->tok_sock[slot][i] == k)
 				toks[nt++] = u->tok[slot][i];
