@@ -482,8 +482,18 @@ static int data_recv_step(struct dm_comm *c, int k, short *ev)
 
 			pthread_mutex_lock(&c->lock);
 			room = dm_unpack_room(c, m->req);
-			if (s->gpu && room > dm_gpu_room(c))
+			if (s->gpu && room > dm_gpu_room(c)) {
+				/* the oldest receive holds every page itself:
+				 * none comes back before it is done */
+				if (room == UINT64_MAX && !dm_gpu_room(c)) {
+					pthread_mutex_unlock(&c->lock);
+					dm_comm_error(c, ncclSystemError, "a receive needs more than "
+						      "the comm's %u RX region pages (test mode)",
+						      DM_GPU_POOL_PAGES);
+					return -1;
+				}
 				room = dm_gpu_room(c);
+			}
 			pthread_mutex_unlock(&c->lock);
 			if (!room)
 				return 0;	/* woken by irecvConsumed or a receive done */
@@ -501,6 +511,11 @@ static int data_recv_step(struct dm_comm *c, int k, short *ev)
 			__atomic_fetch_add(&c->msgs[s->owner % DM_MAX_MSGS].req->rcvd,
 					   (uint64_t)r, __ATOMIC_RELAXED);
 
+		if (r > 0 && (uint64_t)r > len) {
+			dm_comm_error(c, ncclInternalError, "data socket %d: read %zd bytes of %llu",
+				      k, r, (unsigned long long)len);
+			return -1;
+		}
 		if (r > 0) {
 			s->ptr += r;
 			s->left -= (uint64_t)r;
@@ -510,6 +525,8 @@ static int data_recv_step(struct dm_comm *c, int k, short *ev)
 		} else if (r < 0 && would_block()) {
 			*ev = POLLIN;
 			return 0;
+		} else if (r < 0 && errno == ENOBUFS && s->gpu) {
+			return 0;	/* woken when pages come back */
 		} else if (!(r < 0 && errno == EINTR)) {
 			dm_comm_error(c, why ? ncclSystemError : ncclRemoteError, "data socket %d: %s", k,
 				  why ? why : r ? strerror(errno) :
@@ -609,8 +626,19 @@ static void comm_destroy(struct dm_comm *c)
 		close(c->ctrl.fd);
 	/* after the sockets, which held the region's tokens */
 	dm_rx_put(c->rx);
-	dm_unpack_free(c->unpack);
-	dm_gpu_comm_free(c->gpu);
+	if (c->gpu && c->gpu->ctx) {
+		void *was = NULL;
+
+		/* the CUDA memory in the context it was made in */
+		dm_cuda_ctx(&was);
+		dm_cuda_set_ctx(c->gpu->ctx);
+		dm_unpack_free(c->unpack);
+		dm_gpu_comm_free(c->gpu);
+		dm_cuda_set_ctx(was);
+	} else {
+		dm_unpack_free(c->unpack);
+		dm_gpu_comm_free(c->gpu);
+	}
 	pthread_mutex_destroy(&c->lock);
 	c->magic = 0;
 	free(c);
@@ -669,7 +697,7 @@ struct dm_comm *dm_comm_create(int is_send, int dev, const struct dm_ctx *ctx, i
 	}
 	snprintf(how, sizeof(how), "%s", mode);
 	if (dm_cuda_loaded(NULL)) {
-		c->gpu = dm_gpu_comm_create(!is_send, dev, nsocks, how, sizeof(how));
+		c->gpu = dm_gpu_comm_create(!is_send, dev, nsocks, rx != NULL, how, sizeof(how));
 		if (!c->gpu)
 			goto fail;
 	}

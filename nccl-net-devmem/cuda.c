@@ -26,6 +26,8 @@ typedef void *CUstream;
 typedef int CUdevice;
 
 #define CU_POINTER_ATTRIBUTE_MEMORY_TYPE 2
+#define CU_POINTER_ATTRIBUTE_RANGE_START_ADDR 11
+#define CU_POINTER_ATTRIBUTE_RANGE_SIZE 12
 #define CU_MEMORYTYPE_DEVICE 2
 #define CU_MEMHOSTALLOC_PORTABLE 0x01
 #define CU_MEMHOSTALLOC_DEVICEMAP 0x02
@@ -102,6 +104,7 @@ static void cuda_load(void)
 		if (!f) {
 			snprintf(cuda_why, sizeof(cuda_why), "libcuda.so.1 has no %s (driver older "
 				 "than CUDA 11.7?)", syms[i].name);
+			memset(&cu, 0, sizeof(cu));	/* nothing points into it */
 			dlclose(h);
 			return;
 		}
@@ -171,14 +174,25 @@ int dm_cuda_dmabuf_supported(int ord)
 
 int dm_cuda_is_device(const void *p, size_t size)
 {
+	CUdeviceptr start = 0;
 	unsigned int t1 = 0, t2 = 0;
+	size_t rsize = 0;
 
 	if (cu.ptr_attr(&t1, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, (CUdeviceptr)(uintptr_t)p))
 		return 0;
 	if (size > 1 && cu.ptr_attr(&t2, CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
 				    (CUdeviceptr)(uintptr_t)p + size - 1))
 		return 0;
-	return t1 == CU_MEMORYTYPE_DEVICE && (size <= 1 || t2 == CU_MEMORYTYPE_DEVICE);
+	if (t1 != CU_MEMORYTYPE_DEVICE || (size > 1 && t2 != CU_MEMORYTYPE_DEVICE))
+		return 0;
+	/* one allocation, where the driver can tell (not for every VMM range) */
+	if (!cu.ptr_attr(&start, CU_POINTER_ATTRIBUTE_RANGE_START_ADDR,
+			 (CUdeviceptr)(uintptr_t)p) &&
+	    !cu.ptr_attr(&rsize, CU_POINTER_ATTRIBUTE_RANGE_SIZE, (CUdeviceptr)(uintptr_t)p) &&
+	    rsize && ((CUdeviceptr)(uintptr_t)p - start > rsize ||
+		      size > rsize - ((CUdeviceptr)(uintptr_t)p - start)))
+		return 0;
+	return 1;
 }
 
 int dm_cuda_alloc(void **p, size_t size)

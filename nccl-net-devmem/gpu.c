@@ -219,7 +219,8 @@ static int gpu_res_make(struct dm_gpu_comm *g, int nsocks, char *why, size_t wl)
 	return err ? -1 : 0;
 }
 
-struct dm_gpu_comm *dm_gpu_comm_create(int is_recv, int dev, int nsocks, char *mode, size_t ml)
+struct dm_gpu_comm *dm_gpu_comm_create(int is_recv, int dev, int nsocks, int has_rx, char *mode,
+				       size_t ml)
 {
 	struct dm_gpu_comm *g = calloc(1, sizeof(*g));
 	char why[200];
@@ -237,8 +238,8 @@ struct dm_gpu_comm *dm_gpu_comm_create(int is_recv, int dev, int nsocks, char *m
 		dm_gpu_comm_free(g);
 		return NULL;
 	}
-	if (!is_recv)
-		return g;
+	if (!is_recv || has_rx)
+		return g;	/* a bound region gives real fragments */
 	if (dm_cuda_device(&ord) || region_get(ord, dev, &g->region, &slot, why, sizeof(why))) {
 		if (ord < 0)
 			snprintf(why, sizeof(why), "no CUDA device in this thread");
@@ -263,8 +264,7 @@ void dm_gpu_comm_free(struct dm_gpu_comm *g)
 
 	if (!g)
 		return;
-	if (g->ctx)
-		dm_cuda_set_ctx(g->ctx);
+	/* in g->ctx: the caller's doing (dm_comm_create's thread has it) */
 	for (i = 0; i <= DM_GPU_CTRL; i++) {
 		dm_cuda_stream_free(g->stream[i]);
 		dm_cuda_host_free(g->stage[i]);
@@ -351,13 +351,27 @@ uint64_t dm_gpu_room(struct dm_comm *c)
 	return (uint64_t)g->nfree * DM_RX_PAGE;
 }
 
-void dm_gpu_pages_put(struct dm_comm *c, const uint32_t *pages, int n)
+int dm_gpu_pages_put(struct dm_comm *c, const uint32_t *pages, int n)
 {
 	struct dm_gpu_comm *g = c->gpu;
-	int i;
+	int i, bad = 0;
 
-	for (i = 0; i < n && g->nfree < DM_GPU_POOL_PAGES; i++)
-		g->free[g->nfree++] = pages[i];
+	for (i = 0; i < n; i++) {
+		if (pages[i] >= DM_GPU_POOL_PAGES || g->nfree == DM_GPU_POOL_PAGES)
+			bad++;	/* never taken from this comm: dropped */
+		else
+			g->free[g->nfree++] = pages[i];
+	}
+	if (n && g->starved) {
+		g->starved = 0;
+		i = 1;
+	} else {
+		i = 0;
+	}
+	if (bad)
+		DM_WARN("comm %p: %d page(s) given back that the comm did not hand out", (void *)c,
+			bad);
+	return i;	/* 1: a socket waits for pages */
 }
 
 struct frags {
@@ -389,6 +403,8 @@ static size_t pages_take(struct dm_comm *c, size_t len, struct frags *col)
 	pthread_mutex_lock(&c->lock);
 	if (want > g->nfree)
 		want = g->nfree;
+	if (!want)
+		g->starved = 1;	/* woken when pages come back */
 	for (col->n = 0; col->n < (int)want; col->n++)
 		col->f[col->n].token = g->free[--g->nfree];
 	pthread_mutex_unlock(&c->lock);
@@ -403,14 +419,17 @@ static int emulate(struct dm_comm *c, const char *stage, size_t n, void *st, str
 	struct dm_gpu_comm *g = c->gpu;
 	int i, used = (int)((n + DM_RX_PAGE - 1) / DM_RX_PAGE), err;
 	uint32_t spare[DM_RX_MAX_FRAGS];
+	int wake = 0;
 
 	for (i = used; i < col->n; i++)
 		spare[i - used] = col->f[i].token;
 	if (col->n > used) {
 		pthread_mutex_lock(&c->lock);
-		dm_gpu_pages_put(c, spare, col->n - used);
+		wake = dm_gpu_pages_put(c, spare, col->n - used);
 		pthread_mutex_unlock(&c->lock);
 		col->n = used;
+		if (wake)
+			dm_comm_wake(c);
 	}
 	for (i = 0; i < col->n; i++) {
 		struct dm_rx_frag *f = &col->f[i];
@@ -427,19 +446,26 @@ static int emulate(struct dm_comm *c, const char *stage, size_t n, void *st, str
 	return 0;
 }
 
-static void frags_release(struct dm_comm *c, int fd, const struct frags *col)
+/* The fragments' pages back to the comm (emulated), or their tokens to
+ * the socket (devmem). */
+static void frags_release(struct dm_comm *c, int fd, const struct frags *col, int emul)
 {
 	uint32_t tok[DM_RX_MAX_FRAGS];
-	int i;
+	int i, wake;
 
 	for (i = 0; i < col->n; i++)
 		tok[i] = col->f[i].token;
-	if (c->gpu->region) {
+	if (emul) {
 		pthread_mutex_lock(&c->lock);
-		dm_gpu_pages_put(c, tok, col->n);
+		wake = dm_gpu_pages_put(c, tok, col->n);
 		pthread_mutex_unlock(&c->lock);
+		if (wake)
+			dm_comm_wake(c);
 	} else if (col->n) {
-		dm_rx_tokens_return(fd, tok, col->n);
+		int err = dm_rx_tokens_return(fd, tok, col->n);
+
+		if (err)
+			dm_comm_error(c, ncclSystemError, "SO_DEVMEM_DONTNEED: %s", strerror(-err));
 	}
 }
 
@@ -463,11 +489,14 @@ ssize_t dm_gpu_recv(struct dm_comm *c, int k, int fd, char *dst, size_t len,
 	if (len > DM_GPU_STAGE)
 		len = DM_GPU_STAGE;
 	if (emul) {
-		len = pages_take(c, len, &col);
-		if (!len) {
-			errno = EAGAIN;	/* another socket took the last pages */
+		size_t got = pages_take(c, len, &col);
+
+		if (!got) {
+			errno = ENOBUFS;	/* another socket took the last pages */
 			return -1;
 		}
+		if (got < len)
+			len = got;	/* whole pages, never past the chunk */
 	}
 	if (c->rx)
 		n = dm_rx_recv(c->rx, fd, stage, len, &c->rxcnt, collect, &col, why);
@@ -477,7 +506,7 @@ ssize_t dm_gpu_recv(struct dm_comm *c, int k, int fd, char *dst, size_t len,
 		if (emul) {
 			int e = errno;
 
-			frags_release(c, fd, &col);
+			frags_release(c, fd, &col, 1);
 			errno = e;
 		}
 		return n;
@@ -512,7 +541,7 @@ ssize_t dm_gpu_recv(struct dm_comm *c, int k, int fd, char *dst, size_t len,
 		err = dm_cuda_sync(st);
 		if (err)
 			goto cuda_fail;
-		frags_release(c, fd, &col);
+		frags_release(c, fd, &col, emul);
 	}
 	if (emul) {
 		atomic_fetch_add(&c->rxcnt.dmabuf, fb);
@@ -524,7 +553,7 @@ cuda_fail:
 	*why = dm_cuda_error(err);
 fail:
 	dm_cuda_sync(st);
-	frags_release(c, fd, &col);
+	frags_release(c, fd, &col, emul);
 	errno = EPROTO;
 	return -1;
 }

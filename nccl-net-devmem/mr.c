@@ -55,7 +55,13 @@ static ncclResult_t reg(void *comm, void *data, size_t size, int type, uint64_t 
 			return ncclInvalidArgument;
 		}
 		if (size && !dm_cuda_is_device(data, size)) {
-			DM_WARN("%s: %p + %zu is not GPU memory", what, data, size);
+			DM_WARN("%s: %p + %zu is not GPU memory (or spans allocations)", what, data,
+				size);
+			return ncclInvalidArgument;
+		}
+		if (!c->gpu || !c->gpu->stage[DM_GPU_CTRL]) {
+			DM_WARN("%s: GPU memory on a comm without GPU staging (the plugin takes it "
+				"only in the GPU test mode, %s=1)", what, DM_ENV_TEST_GPU);
 			return ncclInvalidArgument;
 		}
 	}

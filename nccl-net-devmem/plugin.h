@@ -505,20 +505,24 @@ struct dm_gpu_comm {
 	uint64_t pool_off;
 	uint32_t free[DM_GPU_POOL_PAGES];	/* free pages; comm lock */
 	unsigned nfree;
+	int starved;		/* a socket found none; comm lock */
 };
 /* NCCL_DEVMEM_TEST_GPU=1 with CUDA loaded (decided once, logged). */
 int dm_gpu_test_mode(void);
 /* For a comm made in this thread (its CUDA context; in the GPU test mode
  * its stages, streams and share of the region); appends what it chose to
  * mode.  NULL: out of memory. */
-struct dm_gpu_comm *dm_gpu_comm_create(int is_recv, int dev, int nsocks, char *mode, size_t ml);
+struct dm_gpu_comm *dm_gpu_comm_create(int is_recv, int dev, int nsocks, int has_rx, char *mode,
+				       size_t ml);
 void dm_gpu_comm_free(struct dm_gpu_comm *g);
 /* The region fragments are named in for UNPACK, or NULL. */
 void *dm_gpu_bounce(const struct dm_gpu_comm *g);
 /* Bytes a data socket may read into the region now (UINT64_MAX: no limit). */
 uint64_t dm_gpu_room(struct dm_comm *c);
-/* Pages back to the comm's free list (comm lock). */
-void dm_gpu_pages_put(struct dm_comm *c, const uint32_t *pages, int n);
+/* Pages back to the comm's free list (comm lock); pages it did not hand
+ * out are dropped with a WARN.  1: a socket waits for pages, wake the comm
+ * (after unlocking). */
+int dm_gpu_pages_put(struct dm_comm *c, const uint32_t *pages, int n);
 /* Synchronous copy on socket k's stream: 0, or -1 with *why. */
 int dm_gpu_copy(struct dm_comm *c, int k, void *dst, const void *src, size_t n,
 		const char **why);
@@ -526,7 +530,8 @@ int dm_gpu_copy(struct dm_comm *c, int k, void *dst, const void *src, size_t n,
  * as send(). */
 ssize_t dm_gpu_send(struct dm_comm *c, int k);
 /* As dm_rx_recv() into GPU memory at dst, through socket k's stage; sink:
- * UNPACK's, used for fragments the unpacker can read. */
+ * UNPACK's, used for fragments the unpacker can read.  -1 with errno
+ * ENOBUFS: no free page now (the comm is woken when there is one). */
 ssize_t dm_gpu_recv(struct dm_comm *c, int k, int fd, char *dst, size_t len,
 		    struct dm_unpack_sink *sink, const char **why);
 

@@ -130,9 +130,22 @@ struct dm_unpack *dm_unpack_create(void *bounce_buf, uint64_t allowance, void *s
 	u->handle.head = UINT64_MAX;	/* the kernel increments before each copy */
 	u->allowance = allowance;
 	if (u->gpu) {
+		void *own = NULL;
+
+		/* never the legacy stream: it waits for the application's */
+		if (!stream) {
+			err = dm_cuda_stream(&own);
+			if (err) {
+				DM_WARN("UNPACK handle: %s", dm_cuda_error(err));
+				dm_unpack_free(u);
+				return NULL;
+			}
+			stream = own;
+		}
 		err = dm_cuda_copy(u->dev_handle, &u->handle, sizeof(u->handle), stream);
 		if (!err)
 			err = dm_cuda_sync(stream);
+		dm_cuda_stream_free(own);
 		if (err) {
 			DM_WARN("UNPACK handle: %s", dm_cuda_error(err));
 			dm_unpack_free(u);
