@@ -675,6 +675,8 @@ struct dm_comm *dm_comm_create(int is_send, int dev, const struct dm_ctx *ctx, i
 	c->comm_id = ctx ? ctx->comm_id : 0;
 	c->nsocks = nsocks;
 	c->nthreads = dm_env_int(DM_ENV_NTHREADS, DM_DEFAULT_NTHREADS, 1, DM_MAX_THREADS);
+	c->stall_ms = (uint64_t)dm_env_int(DM_ENV_STALL_WARN, DM_DEFAULT_STALL_WARN_S, 0,
+					   86400) * 1000;
 	if (c->nthreads > nsocks)
 		c->nthreads = nsocks;
 	snprintf(c->peer, sizeof(c->peer), "%s", peer);
@@ -811,6 +813,7 @@ ncclResult_t dm_isend(void *send_comm, void *data, uint64_t size, int tag, void 
 	q->tx_id = mr->tx_id;
 	q->tx_off = mr->dmabuf_off + (uint64_t)((char *)data - mr->base);
 	q->zc_left = 0;
+	q->posted_ms = c->stall_ms ? dm_now_ms() : 0;
 	q->state = DM_REQ_ACTIVE;
 	c->posted++;
 	pthread_mutex_unlock(&c->lock);
@@ -889,6 +892,7 @@ ncclResult_t dm_irecv(void *recv_comm, int n, void **data, const uint64_t *sizes
 	q->nmatched = 0;
 	q->msgs_left = n;
 	q->rcvd = 0;
+	q->posted_ms = c->stall_ms ? dm_now_ms() : 0;
 	q->state = DM_REQ_ACTIVE;
 	c->posted++;
 	pthread_mutex_unlock(&c->lock);
@@ -901,8 +905,53 @@ ncclResult_t dm_irecv(void *recv_comm, int n, void **data, const uint64_t *sizes
 	return ncclSuccess;
 }
 
+/*
+ * A request in flight for longer than NCCL_DEVMEM_STALL_WARN_S: what the
+ * comm waits for, logged once per comm (the operator's first question of
+ * a job that does not move).  Under the comm's lock; the data sockets'
+ * progress belongs to their threads and is read as a snapshot.
+ */
+static void stall_report(struct dm_comm *c, const struct dm_req *q, char *buf, size_t bl)
+{
+	size_t o = 0;
+	int k;
+
+#define ADD(...) do { \
+		if (o < bl) \
+			o += (size_t)snprintf(buf + o, bl - o, __VA_ARGS__); \
+	} while (0)
+	if (c->magic == DM_SEND_MAGIC)
+		ADD("send request #%llu of %llu bytes: control %s, %u of %u chunks left, %lld "
+		    "zerocopy completions; comm: %llu posted, control cursor %llu (%zu of %zu bytes "
+		    "out)", (unsigned long long)q->seq, (unsigned long long)q->size,
+		    q->ctrl_done ? "sent" : "not sent", q->chunks_left, q->nchunks,
+		    (long long)q->zc_left, (unsigned long long)c->posted,
+		    (unsigned long long)c->ctrl.cursor, c->ctrl.off, c->ctrl.len);
+	else
+		ADD("recv request #%llu of up to %llu bytes: %d of %d messages matched, %llu bytes "
+		    "in; comm: %llu posted, %llu messages, next match #%llu, control state %d, "
+		    "peer %s", (unsigned long long)q->seq, (unsigned long long)q->cap[0],
+		    q->nmatched, q->n, (unsigned long long)q->got[0],
+		    (unsigned long long)c->posted, (unsigned long long)c->nmsgs,
+		    (unsigned long long)c->match_seq, c->ctrl.state,
+		    c->peer_closed ? "closed" : "open");
+	for (k = 0; k < c->nsocks; k++) {
+		const struct dm_sock *s = &c->socks[k];
+
+		ADD("; socket %d: %s, %llu left, cursor %llu", k,
+		    __atomic_load_n(&s->busy, __ATOMIC_RELAXED) ? "busy" : "idle",
+		    (unsigned long long)__atomic_load_n(&s->left, __ATOMIC_RELAXED),
+		    (unsigned long long)__atomic_load_n(&s->cursor, __ATOMIC_RELAXED));
+	}
+	if (c->gpu && dm_gpu_room(c) != UINT64_MAX)
+		ADD("; %llu KiB of GPU RX region free", (unsigned long long)(dm_gpu_room(c) >> 10));
+#undef ADD
+}
+
 ncclResult_t dm_test(void *request, int *done, int *sizes)
 {
+	char report[1024];
+	int stalled = 0;
 	struct dm_req *q = request;
 	struct dm_comm *c;
 	int i, err;
@@ -941,7 +990,15 @@ ncclResult_t dm_test(void *request, int *done, int *sizes)
 		DM_WARN("test: request %p is not in flight", request);
 		return ncclInvalidArgument;
 	}
+	if (c->stall_ms && !c->stall_told && dm_now_ms() - q->posted_ms >= c->stall_ms) {
+		c->stall_told = 1;
+		stalled = 1;
+		stall_report(c, q, report, sizeof(report));
+	}
 	pthread_mutex_unlock(&c->lock);
+	if (stalled)
+		DM_WARN("%s comm %p (peer %s): a request in flight for %llu s: %s", kind(c), (void *)c,
+			c->peer, (unsigned long long)(c->stall_ms / 1000), report);
 	err = atomic_load(&c->error);
 	return (ncclResult_t)err;
 }

@@ -126,9 +126,18 @@ if [[ $sections == *" testmode "* ]]; then
 # virtio NIC refuses both), sends staged through host memory, received
 # bytes placed at scattered pages of a GPU RX region and delivered from
 # there as devmem fragments would be.
-# EAGER: the plugin's copies must not wait behind lazy module loading,
-# which waits for NCCL's running kernel (the plugin refuses the mode without).
-testmode=(NCCL_DEVMEM_TEST_GPU=1 CUDA_MODULE_LOADING=EAGER)
+# The emulation's CUDA copies (staged sends, bytes placed in the region)
+# run while NCCL's kernel waits for them, so nothing may sit in a GPU queue
+# ahead of them that waits for that kernel:
+#   EAGER: no lazy module loading, which waits for the GPU to drain (the
+#     plugin refuses the mode without);
+#   COLLECTIVES_SYNC=1: the test queues nothing behind a collective until
+#     it has ended;
+#   CUDA_DEVICE_MAX_CONNECTIONS=32: fewer streams share a hardware queue.
+# A stalled request is reported after STALL_WARN_S (20) seconds.
+testmode=(NCCL_DEVMEM_TEST_GPU=1 CUDA_MODULE_LOADING=EAGER COLLECTIVES_SYNC=${TESTMODE_SYNC:-1}
+	CUDA_DEVICE_MAX_CONNECTIONS=${TESTMODE_CONNECTIONS:-32}
+	NCCL_DEVMEM_STALL_WARN_S=${STALL_WARN_S:-20})
 unpack=(NCCL_DEVMEM_UNPACK=1 NCCL_PROTO=Simple NCCL_PAT_ENABLE=0 NCCL_LOCAL_REGISTER=0
 	NCCL_GRAPH_REGISTER=0)
 for mode in ${TESTMODE_MODES:-copy unpack}; do

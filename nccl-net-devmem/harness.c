@@ -1108,6 +1108,22 @@ out:
 	return rc;
 }
 
+/* A sender peer's start: the plugin (API v11), the receiver's handle from
+ * the pipe, a connected send comm. */
+static int peer_connect(struct peer *self, struct net *n, void **sc)
+{
+	uint8_t handle[NCCL_NET_HANDLE_MAXSIZE];
+	int dev;
+
+	if (net_up(n, 11, &dev))
+		return -1;
+	if (read_full(self->rfd, handle, sizeof(handle), scaled(5000)))
+		return -1;
+	if (connect_loop(n, dev, handle, sc, 5000))
+		FAIL("connect failed");
+	return 0;
+}
+
 /* A 8-byte message, for identifying connections. */
 static int send_word(struct net *n, void *sc, uint64_t v)
 {
@@ -1677,18 +1693,13 @@ struct lie_cfg {
 static int small_sender(struct peer *self)
 {
 	struct lie_cfg *c = self->arg;
-	uint8_t handle[NCCL_NET_HANDLE_MAXSIZE];
 	struct net n;
 	struct plan p;
 	void *sc;
-	int dev, rc;
+	int rc;
 
-	if (net_up(&n, 11, &dev))
+	if (peer_connect(self, &n, &sc))
 		return -1;
-	if (read_full(self->rfd, handle, sizeof(handle), scaled(5000)))
-		return -1;
-	if (connect_loop(&n, dev, handle, &sc, 5000))
-		FAIL("connect failed");
 	plan_sizes(&p, &c->send_size, 1, 1, 5);
 	p.g[0].tag[0] = c->send_tag;
 	/* The send may complete (its bytes are in the socket) or fail: no hang either way. */
@@ -1760,7 +1771,6 @@ static int case_recv_smaller(void)
 
 static int misuse_sender(struct peer *self)
 {
-	uint8_t handle[NCCL_NET_HANDLE_MAXSIZE];
 	uint8_t *buf = xmalloc(4096);
 	struct net n;
 	void *sc, *mh, *mh2, *req;
@@ -1768,12 +1778,8 @@ static int misuse_sender(struct peer *self)
 	memset(buf, 0, 4096);	/* also serves as a fake comm below */
 	int dev;
 
-	if (net_up(&n, 11, &dev))
+	if (peer_connect(self, &n, &sc))
 		return -1;
-	if (read_full(self->rfd, handle, sizeof(handle), scaled(5000)))
-		return -1;
-	if (connect_loop(&n, dev, handle, &sc, 5000))
-		FAIL("connect failed");
 	if (n_regmr(&n, sc, buf, 4096, NCCL_PTR_CUDA, &mh) == ncclSuccess)
 		FAIL("regMr(NCCL_PTR_CUDA) of host memory succeeded");
 	/* without libcuda: "GPU memory, but no libcuda"; with: "is not GPU memory" */
@@ -1887,6 +1893,85 @@ static int case_misuse(void)
 		return -1;
 	n_close_recv(&n, rc_);
 	n_close_listen(&n, lc);
+	return 0;
+}
+
+/* ---- a request that does not move is reported ---- */
+
+static int stall_sender(struct peer *self)
+{
+	struct net n;
+	void *sc;
+	char go;
+
+	if (peer_connect(self, &n, &sc))
+		return -1;
+	/* the receiver waits for this message until it has seen the report */
+	if (read_full(self->rfd, &go, 1, scaled(10000)))
+		return -1;
+	if (send_word(&n, sc, 0x0123456789abcdefull))
+		return -1;
+	n_close_send(&n, sc);
+	net_down(&n);
+	return 0;
+}
+
+static int case_stall_report(void)
+{
+	const char *want = "a request in flight for 1 s: recv request #0 of up to 8 bytes: "
+			   "0 of 1 messages matched";
+	uint8_t handle[NCCL_NET_HANDLE_MAXSIZE];
+	uint64_t buf = 0, end;
+	size_t sz = sizeof(buf);
+	void *lc, *rc_, *mh, *req = NULL, *data = &buf;
+	int tag = 0, got = 0, d = 0, dev;
+	const char *at;
+	struct peer peer;
+	struct net n;
+	char go = 'g';
+
+	setenv("NCCL_DEVMEM_STALL_WARN_S", "1", 1);
+	if (peer_spawn(&peer, stall_sender, NULL))
+		return -1;
+	if (net_up(&n, 11, &dev) || n_listen(&n, dev, handle, &lc))
+		FAIL("setup failed");
+	write_full(peer.wfd, handle, sizeof(handle));
+	if (accept_loop(&n, lc, &rc_, 5000))
+		FAIL("accept failed");
+	unsetenv("NCCL_DEVMEM_STALL_WARN_S");
+	if (n_regmr(&n, rc_, &buf, sizeof(buf), NCCL_PTR_HOST, &mh))
+		FAIL("regMr failed");
+	while (!req)
+		if (n_irecv(&n, rc_, 1, &data, &sz, &tag, &mh, &req))
+			FAIL("irecv failed");
+	/* NCCL tests a request until it is done: nothing comes for 2 s */
+	end = now_ms() + 2000;
+	while (now_ms() < end) {
+		if (n_test(&n, req, &d, &got) || d)
+			FAIL("a receive with no sender ended (done %d)", d);
+		usleep(1000);
+	}
+	at = log_find(want);
+	if (!at)
+		FAIL("no report of the stalled receive (\"%s\")", want);
+	if (strstr(at + 1, "a request in flight for"))
+		FAIL("the stalled receive was reported more than once");
+	if (!strstr(at, "socket 0: idle"))
+		FAIL("the report does not show the data sockets");
+	write_full(peer.wfd, &go, 1);
+	end = now_ms() + (uint64_t)scaled(5000);
+	while (!d && now_ms() < end)
+		if (n_test(&n, req, &d, &got))
+			FAIL("test failed after the report");
+	if (!d || got != 8 || buf != 0x0123456789abcdefull)
+		FAIL("the receive after the report: done %d, %d bytes, 0x%llx", d, got,
+		     (unsigned long long)buf);
+	n_deregmr(&n, rc_, mh);
+	if (peer_wait(&peer, 10000))
+		return -1;
+	n_close_recv(&n, rc_);
+	n_close_listen(&n, lc);
+	net_down(&n);
 	return 0;
 }
 
@@ -2194,20 +2279,15 @@ static int case_kill_receiver(void)
 
 static int inflight_sender(struct peer *self)
 {
-	uint8_t handle[NCCL_NET_HANDLE_MAXSIZE];
 	size_t slot = 4 * MIB;
 	uint8_t *buf = xmalloc(8 * slot);
 	struct net n;
 	void *sc, *mh, *req[8] = { NULL };
 	uint64_t t0, end;
-	int dev, i, d, done = 0, failed = 0, mode = *(int *)self->arg;
+	int i, d, done = 0, failed = 0, mode = *(int *)self->arg;
 
-	if (net_up(&n, 11, &dev))
+	if (peer_connect(self, &n, &sc))
 		return -1;
-	if (read_full(self->rfd, handle, sizeof(handle), scaled(5000)))
-		return -1;
-	if (connect_loop(&n, dev, handle, &sc, 5000))
-		FAIL("connect failed");
 	memset(buf, 0x11, 8 * slot);
 	if (n_regmr(&n, sc, buf, 8 * slot, NCCL_PTR_HOST, &mh))
 		FAIL("regMr failed");
@@ -3555,6 +3635,7 @@ static const struct tcase cases[] = {
 	{ "nsocks-nthreads-env", case_env, 30 },
 	{ "recv-smaller-than-send", case_recv_smaller, 20 },
 	{ "api-misuse", case_misuse, 15 },
+	{ "stall-report", case_stall_report, 20 },
 	{ "corrupt-handle", case_badhandle, 20 },
 	{ "sender-killed", case_kill_sender, 20 },
 	{ "receiver-killed", case_kill_receiver, 20 },

@@ -54,6 +54,7 @@ uint64_t dm_now_ms(void);
 #define DM_ENV_CONNECT_TIMEOUT "NCCL_DEVMEM_CONNECT_TIMEOUT_MS"
 #define DM_DEFAULT_NSOCKS 4
 #define DM_DEFAULT_NTHREADS 2
+#define DM_DEFAULT_STALL_WARN_S 60	/* NCCL_DEVMEM_STALL_WARN_S */
 #define DM_MAX_THREADS DM_MAX_SOCKS
 #define DM_DEFAULT_CONNECT_TIMEOUT_MS 30000
 #define DM_ENV_RX "NCCL_DEVMEM_RX"			/* 0: copy mode only */
@@ -65,6 +66,7 @@ uint64_t dm_now_ms(void);
 #define DM_ENV_TX "NCCL_DEVMEM_TX"			/* 0: plain send only */
 #define DM_ENV_UNPACK "NCCL_DEVMEM_UNPACK"		/* 1: UNPACK delivery */
 #define DM_ENV_TEST_GPU "NCCL_DEVMEM_TEST_GPU"		/* 1: GPU test mode (gpu.c) */
+#define DM_ENV_STALL_WARN "NCCL_DEVMEM_STALL_WARN_S"	/* log a comm's state after (s) */
 #define DM_MAX_RECVS 8		/* maxRecvs: buffers of one multi-recv */
 
 /* ---- devices (devices.c) ---- */
@@ -295,6 +297,7 @@ struct dm_req {
 	int msgs_left;
 	unsigned slot;		/* UNPACK: the receive's queue slot */
 	uint64_t rcvd;		/* UNPACK: its bytes read so far (atomic) */
+	uint64_t posted_ms;	/* when isend/irecv posted it (stall report) */
 };
 /* CONSUME: UNPACK receive reported done, waiting for irecvConsumed */
 enum { DM_REQ_FREE = 0, DM_REQ_ACTIVE, DM_REQ_DONE, DM_REQ_CONSUME };
@@ -406,6 +409,10 @@ struct dm_comm {
 	int unpack_frags;
 	/* CUDA (NULL: libcuda not loaded) */
 	struct dm_gpu_comm *gpu;
+	/* a request tested longer than NCCL_DEVMEM_STALL_WARN_S: the comm's
+	 * state was logged (once per comm, under lock) */
+	uint64_t stall_ms;
+	int stall_told;
 };
 
 /* Takes ownership of the fds, of the reference on rx and of the rules at

@@ -23,6 +23,20 @@ import torch.distributed as dist
 SIZES_CHECK = [8, 1000, 4096 + 12, 1 << 20, (1 << 20) * 3 + 8, 64 << 20,
                1 << 30]
 SIZES_BENCH = [1 << 20, 4 << 20, 16 << 20, 64 << 20, 256 << 20, 1 << 30]
+# COLLECTIVES_SYNC=1: nothing is queued on the GPU behind a collective
+# until it has ended (gpu-test.sh's GPU test mode: the plugin's own CUDA
+# copies must not wait in a GPU queue behind work that waits for NCCL's
+# kernel, which waits for them).
+SYNC = os.environ.get("COLLECTIVES_SYNC") == "1"
+
+
+def coll(fn, *args, **kw):
+    if not SYNC:
+        return fn(*args, **kw)
+    work = fn(*args, async_op=True, **kw)
+    torch.cuda.synchronize()
+    work.wait()
+    return None
 
 
 def pattern(n, seed, dtype, dev):
@@ -54,13 +68,13 @@ def run_check(rank, world, dev):
             t0 = time.time()
 
             x = pattern(n, rank, dtype, dev)
-            dist.all_reduce(x)
+            coll(dist.all_reduce, x)
             want = sum(pattern(n, r, dtype, dev) for r in range(world))
             ok = check("all_reduce " + case, x, want, rank, errors)
 
             x = pattern(n // world, rank, dtype, dev)
             out = torch.empty(n, dtype=dtype, device=dev)
-            dist.all_gather_into_tensor(out, x)
+            coll(dist.all_gather_into_tensor, out, x)
             want = torch.cat([pattern(n // world, r, dtype, dev)
                               for r in range(world)])
             ok &= check("all_gather " + case, out, want, rank, errors)
@@ -68,20 +82,20 @@ def run_check(rank, world, dev):
 
             x = pattern(n, rank, dtype, dev)
             out = torch.empty(n // world, dtype=dtype, device=dev)
-            dist.reduce_scatter_tensor(out, x)
+            coll(dist.reduce_scatter_tensor, out, x)
             full = sum(pattern(n, r, dtype, dev) for r in range(world))
             want = full[rank * (n // world):(rank + 1) * (n // world)]
             ok &= check("reduce_scatter " + case, out, want, rank, errors)
             del out, full, want
 
             x = pattern(n, rank + 3, dtype, dev)
-            dist.broadcast(x, src=world - 1)
+            coll(dist.broadcast, x, src=world - 1)
             ok &= check("broadcast " + case, x,
                         pattern(n, world - 1 + 3, dtype, dev), rank, errors)
 
             x = pattern(n, rank, dtype, dev)
             out = torch.empty(n, dtype=dtype, device=dev)
-            dist.all_to_all_single(out, x)
+            coll(dist.all_to_all_single, out, x)
             k = n // world
             want = torch.cat([pattern(n, r, dtype, dev)[rank * k:(rank + 1) * k]
                               for r in range(world)])
@@ -94,7 +108,10 @@ def run_check(rank, world, dev):
             y = torch.empty(m, dtype=dtype, device=dev)
             ops = [dist.P2POp(dist.isend, x, (rank + 1) % world),
                    dist.P2POp(dist.irecv, y, (rank - 1) % world)]
-            for w in dist.batch_isend_irecv(ops):
+            works = dist.batch_isend_irecv(ops)
+            if SYNC:
+                torch.cuda.synchronize()
+            for w in works:
                 w.wait()
             ok &= check("send/recv " + case, y,
                         pattern(m, (rank - 1) % world + 5, dtype, dev),
