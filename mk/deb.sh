@@ -6,7 +6,8 @@
 #       amd64_none_amd64) merged with kernel/configs/devmem-host.config;
 #       linux-libc-dev carries the devmem uAPI headers
 #   devmem-tools   ncdevmem, dmctl, devmem_bench and the devmem selftests,
-#       built against those headers, for Debian 12
+#       built against those headers, and the NCCL net plugin
+#       (libnccl-net-devmem.so) with its harness, for Debian 12
 #
 # DEB_CONFIG picks the kernel's base configuration:
 #   debian (default)  Debian's own config, for real hosts; hours on 2 cores
@@ -87,6 +88,8 @@ make -s -C "$src" O="$obj" INSTALL_HDR_PATH="$hdr" headers_install > /dev/null
 make -s -C "$src"/tools/testing/selftests TARGETS=net/devmem \
 	O="$build"/deb-tools-obj INSTALL_PATH="$tools/selftests" \
 	KHDR_INCLUDES="-isystem $hdr/include" install > /dev/null
+# The NCCL net plugin and its harness (no CUDA or NCCL needed to build).
+make -s -C "$top/nccl-net-devmem" O="$tools/nccl" WERROR= all > /dev/null
 "$top"/mk/deb-tools.sh "$tools" "$version" "$arch" "$out" "$krel"
 
 echo "$version" > "$out"/VERSION
