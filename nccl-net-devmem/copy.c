@@ -549,6 +549,48 @@ static int data_recv_step(struct dm_comm *c, int k, short *ev)
 
 /* ---------- progress threads ---------- */
 
+/* Stall report, a progress thread's half: the state it owns. */
+static void worker_report(struct dm_comm *c, struct dm_worker *w)
+{
+	static const char *const rx_state[] = { "header", "match", "inline payload", "closed" };
+	char buf[768];
+	size_t o = 0;
+	int k;
+
+#define ADD(...) do { \
+		if (o < sizeof(buf)) \
+			o += (size_t)snprintf(buf + o, sizeof(buf) - o, __VA_ARGS__); \
+	} while (0)
+	if (w->idx == 0) {
+		const struct dm_ctrl *x = &c->ctrl;
+
+		if (c->magic == DM_SEND_MAGIC && x->len)
+			ADD("control: %zu of %zu bytes out, next request #%llu", x->off, x->len,
+			    (unsigned long long)x->cursor);
+		else if (c->magic == DM_SEND_MAGIC)
+			ADD("control: idle, next request #%llu", (unsigned long long)x->cursor);
+		else
+			ADD("control: reading a %s", rx_state[x->state & 3]);
+	}
+	for (k = w->idx; k < c->nsocks; k += c->nthreads) {
+		const struct dm_sock *s = &c->socks[k];
+
+		ADD("%ssocket %d: ", o ? "; " : "", k);
+		if (s->busy)
+			ADD("%llu bytes of #%llu left", (unsigned long long)s->left,
+			    (unsigned long long)s->owner);
+		else
+			ADD("idle, next #%llu", (unsigned long long)s->cursor);
+		if (s->stg_have)
+			ADD(", %llu bytes staged", (unsigned long long)s->stg_have);
+	}
+#undef ADD
+	if (o >= sizeof(buf))
+		memcpy(buf + sizeof(buf) - 4, "...", 4);
+	DM_WARN("%s comm %p thread %d: %s", kind(c), (void *)c, w->idx, buf);
+}
+
+
 static void *worker_main(void *arg)
 {
 	struct dm_worker *w = arg;
@@ -563,7 +605,13 @@ static void *worker_main(void *arg)
 		dm_cuda_set_ctx(c->gpu->ctx);	/* the context the comm was made in */
 	while (!atomic_load(&c->stop)) {
 		int n = 1, progress = 0, k, r;
+		unsigned gen = atomic_load(&c->stall_gen);
 		short ev;
+
+		if (gen != w->stall_seen) {
+			w->stall_seen = gen;
+			worker_report(c, w);
+		}
 
 		pfd[0].fd = w->efd;
 		pfd[0].events = POLLIN;
@@ -677,6 +725,7 @@ struct dm_comm *dm_comm_create(int is_send, int dev, const struct dm_ctx *ctx, i
 	c->nthreads = dm_env_int(DM_ENV_NTHREADS, DM_DEFAULT_NTHREADS, 1, DM_MAX_THREADS);
 	c->stall_ms = (uint64_t)dm_env_int(DM_ENV_STALL_WARN, DM_DEFAULT_STALL_WARN_S, 0,
 					   86400) * 1000;
+	c->stall_seq = UINT64_MAX;
 	if (c->nthreads > nsocks)
 		c->nthreads = nsocks;
 	snprintf(c->peer, sizeof(c->peer), "%s", peer);
@@ -906,52 +955,47 @@ ncclResult_t dm_irecv(void *recv_comm, int n, void **data, const uint64_t *sizes
 }
 
 /*
- * A request in flight for longer than NCCL_DEVMEM_STALL_WARN_S: what the
- * comm waits for, logged once per comm (the operator's first question of
- * a job that does not move).  Under the comm's lock; the data sockets'
- * progress belongs to their threads and is read as a snapshot.
+ * Stall report, test()'s half: the request in flight for longer than
+ * NCCL_DEVMEM_STALL_WARN_S and what the comm knows under its lock.  The
+ * progress threads add what they own (worker_report).
  */
-static void stall_report(struct dm_comm *c, const struct dm_req *q, char *buf, size_t bl)
+static void stall_report(struct dm_comm *c, const struct dm_req *q, uint64_t age_ms, char *buf,
+			 size_t bl)
 {
-	size_t o = 0;
-	int k;
+	uint64_t got = 0;
+	int i;
 
-#define ADD(...) do { \
-		if (o < bl) \
-			o += (size_t)snprintf(buf + o, bl - o, __VA_ARGS__); \
-	} while (0)
-	if (c->magic == DM_SEND_MAGIC)
-		ADD("send request #%llu of %llu bytes: control %s, %u of %u chunks left, %lld "
-		    "zerocopy completions; comm: %llu posted, control cursor %llu (%zu of %zu bytes "
-		    "out)", (unsigned long long)q->seq, (unsigned long long)q->size,
-		    q->ctrl_done ? "sent" : "not sent", q->chunks_left, q->nchunks,
-		    (long long)q->zc_left, (unsigned long long)c->posted,
-		    (unsigned long long)c->ctrl.cursor, c->ctrl.off, c->ctrl.len);
-	else
-		ADD("recv request #%llu of up to %llu bytes: %d of %d messages matched, %llu bytes "
-		    "in; comm: %llu posted, %llu messages, next match #%llu, control state %d, "
-		    "peer %s", (unsigned long long)q->seq, (unsigned long long)q->cap[0],
-		    q->nmatched, q->n, (unsigned long long)q->got[0],
-		    (unsigned long long)c->posted, (unsigned long long)c->nmsgs,
-		    (unsigned long long)c->match_seq, c->ctrl.state,
-		    c->peer_closed ? "closed" : "open");
-	for (k = 0; k < c->nsocks; k++) {
-		const struct dm_sock *s = &c->socks[k];
-
-		ADD("; socket %d: %s, %llu left, cursor %llu", k,
-		    __atomic_load_n(&s->busy, __ATOMIC_RELAXED) ? "busy" : "idle",
-		    (unsigned long long)__atomic_load_n(&s->left, __ATOMIC_RELAXED),
-		    (unsigned long long)__atomic_load_n(&s->cursor, __ATOMIC_RELAXED));
+	if (c->magic == DM_SEND_MAGIC) {
+		snprintf(buf, bl, "a request in flight for %llu s: send request #%llu of %llu bytes: "
+			 "control %s, %u of %u chunks left, %lld zerocopy completions to come; "
+			 "%llu requests posted", (unsigned long long)(age_ms / 1000),
+			 (unsigned long long)q->seq, (unsigned long long)q->size,
+			 q->ctrl_done ? "sent" : "not sent", q->chunks_left, q->nchunks,
+			 (long long)q->zc_left, (unsigned long long)c->posted);
+		return;
 	}
-	if (c->gpu && dm_gpu_room(c) != UINT64_MAX)
-		ADD("; %llu KiB of GPU RX region free", (unsigned long long)(dm_gpu_room(c) >> 10));
-#undef ADD
+	for (i = 0; i < q->n; i++)
+		got += q->got[i];
+	snprintf(buf, bl, "a request in flight for %llu s: recv request #%llu of %d buffer(s) "
+		 "(the first up to %llu bytes): %d of %d messages matched, %llu bytes announced; "
+		 "%llu requests posted, %llu messages announced, next match #%llu, peer %s%s",
+		 (unsigned long long)(age_ms / 1000), (unsigned long long)q->seq, q->n,
+		 (unsigned long long)q->cap[0], q->nmatched, q->n, (unsigned long long)got,
+		 (unsigned long long)c->posted, (unsigned long long)c->nmsgs,
+		 (unsigned long long)c->match_seq, c->peer_closed ? "closed" : "open",
+		 c->gpu && dm_gpu_room(c) != UINT64_MAX ? "; GPU RX region pages free: " : "");
+	if (c->gpu && dm_gpu_room(c) != UINT64_MAX) {
+		size_t o = strlen(buf);
+
+		snprintf(buf + o, bl - o, "%llu", (unsigned long long)(dm_gpu_room(c) / DM_RX_PAGE));
+	}
 }
 
 ncclResult_t dm_test(void *request, int *done, int *sizes)
 {
-	char report[1024];
-	int stalled = 0;
+	char report[640];
+	uint64_t age = 0;
+	int stalled = 0, rearmed = 0;
 	struct dm_req *q = request;
 	struct dm_comm *c;
 	int i, err;
@@ -971,6 +1015,10 @@ ncclResult_t dm_test(void *request, int *done, int *sizes)
 				for (i = 0; i < q->n; i++)
 					sizes[i] = (int)q->got[i];
 		}
+		if (q->seq == c->stall_seq) {
+			c->stall_seq = UINT64_MAX;	/* re-armed */
+			rearmed = 1;
+		}
 		if (c->unpack) {
 			/* the slot stays until irecvConsumed */
 			dm_unpack_publish(c, q->slot);
@@ -979,9 +1027,9 @@ ncclResult_t dm_test(void *request, int *done, int *sizes)
 			q->state = DM_REQ_FREE;
 		}
 		pthread_mutex_unlock(&c->lock);
-		if (q->seq < 3)
-			DM_INFO(NCCL_NET, "%s comm %p: request #%llu done", kind(c), (void *)c,
-				(unsigned long long)q->seq);
+		if (q->seq < 3 || rearmed)
+			DM_INFO(NCCL_NET, "%s comm %p: request #%llu done%s", kind(c), (void *)c,
+				(unsigned long long)q->seq, rearmed ? " (it was reported stalled)" : "");
 		*done = 1;
 		return ncclSuccess;
 	}
@@ -990,15 +1038,18 @@ ncclResult_t dm_test(void *request, int *done, int *sizes)
 		DM_WARN("test: request %p is not in flight", request);
 		return ncclInvalidArgument;
 	}
-	if (c->stall_ms && !c->stall_told && dm_now_ms() - q->posted_ms >= c->stall_ms) {
-		c->stall_told = 1;
+	if (c->stall_ms && c->stall_seq == UINT64_MAX &&
+	    (age = dm_now_ms() - q->posted_ms) >= c->stall_ms) {
+		c->stall_seq = q->seq;
 		stalled = 1;
-		stall_report(c, q, report, sizeof(report));
+		stall_report(c, q, age, report, sizeof(report));
 	}
 	pthread_mutex_unlock(&c->lock);
-	if (stalled)
-		DM_WARN("%s comm %p (peer %s): a request in flight for %llu s: %s", kind(c), (void *)c,
-			c->peer, (unsigned long long)(c->stall_ms / 1000), report);
+	if (stalled) {
+		DM_WARN("%s comm %p (peer %s): %s", kind(c), (void *)c, c->peer, report);
+		atomic_fetch_add(&c->stall_gen, 1);	/* the threads add theirs */
+		wake(c, 0);
+	}
 	err = atomic_load(&c->error);
 	return (ncclResult_t)err;
 }

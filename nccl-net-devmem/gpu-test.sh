@@ -24,7 +24,8 @@
 #             and through NCCL's socket transport (defaults, and 4 threads
 #             x 4 sockets), in the same run, BENCH_ROUNDS times (default 3)
 #             alternating, and the median of each.
-# Prints a summary and exits non-zero when a check fails.
+# Prints a summary and exits non-zero when a check fails.  gpu/sweep.sh
+# compares the plugin's sockets and threads; gpu/ab.sh two plugin builds.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 out=${1:-${OUT:-$PWD/gpu-out}}

@@ -1898,39 +1898,127 @@ static int case_misuse(void)
 
 /* ---- a request that does not move is reported ---- */
 
+/* Tests req until the log has every string of want[] (the report), which
+ * must not come before 1 s; the request must stay in flight.  */
+static int stall_wait(struct net *n, void *req, const char *const *want, int nwant)
+{
+	uint64_t t0 = now_ms(), end = t0 + 1000 + (uint64_t)scaled(5000);
+	int d = 0, got = 0, i, have = 0;
+
+	while (have < nwant && now_ms() < end) {
+		if (n_test(n, req, &d, &got) || d)
+			FAIL("a request with no peer ended (done %d)", d);
+		for (i = 0, have = 0; i < nwant; i++)
+			have += log_find(want[i]) != NULL;
+		usleep(1000);
+	}
+	if (have < nwant)
+		for (i = 0; i < nwant; i++)
+			if (!log_find(want[i]))
+				FAIL("the stall report does not say \"%s\"", want[i]);
+	if (now_ms() - t0 < 1000)
+		FAIL("reported after %llu ms, before NCCL_DEVMEM_STALL_WARN_S=1",
+		     (unsigned long long)(now_ms() - t0));
+	return 0;
+}
+
+static int stall_recv(struct net *n, void *rc_, void *mh, uint64_t *buf, void **req)
+{
+	size_t sz = sizeof(*buf);
+	void *data = buf;
+	int tag = 0;
+
+	*req = NULL;
+	while (!*req)
+		if (n_irecv(n, rc_, 1, &data, &sz, &tag, &mh, req))
+			FAIL("irecv failed");
+	return 0;
+}
+
+static int stall_done(struct net *n, void *req, const uint64_t *buf, uint64_t want)
+{
+	uint64_t end = now_ms() + (uint64_t)scaled(5000);
+	int d = 0, got = 0;
+
+	while (!d && now_ms() < end)
+		if (n_test(n, req, &d, &got))
+			FAIL("test failed after the report");
+	if (!d || got != 8 || *buf != want)
+		FAIL("the receive after the report: done %d, %d bytes, 0x%llx", d, got,
+		     (unsigned long long)*buf);
+	return 0;
+}
+
+#define STALL_SEND (64u << 20)
+static int stall_send(struct net *n, void *sc)
+{
+	static const char *const want[] = {
+		": send request #2 of 67108864 bytes: control sent, ",
+		"thread 0: control: idle, next request #3; socket 0: ",
+		"thread 1: socket 1: ",
+		" bytes of #2 left",
+	};
+	char *buf = xmalloc(STALL_SEND);
+	void *mh, *req = NULL;
+	int rc;
+
+	memset(buf, 0x5a, STALL_SEND);
+	if (n_regmr(n, sc, buf, STALL_SEND, NCCL_PTR_HOST, &mh))
+		FAIL("regMr failed");
+	while (!req)
+		if (n_isend(n, sc, buf, STALL_SEND, 0, mh, &req))
+			FAIL("isend failed");
+	rc = stall_wait(n, req, want, 4);
+	n_deregmr(n, sc, mh);
+	free(buf);
+	return rc;
+}
+
 static int stall_sender(struct peer *self)
 {
 	struct net n;
 	void *sc;
 	char go;
+	int i;
 
 	if (peer_connect(self, &n, &sc))
 		return -1;
-	/* the receiver waits for this message until it has seen the report */
-	if (read_full(self->rfd, &go, 1, scaled(10000)))
+	/* each message waits until the receiver has seen its receive reported */
+	for (i = 0; i < 2; i++) {
+		if (read_full(self->rfd, &go, 1, scaled(10000)))
+			return -1;
+		if (send_word(&n, sc, 0x0123456789abcdefull + (uint64_t)i))
+			return -1;
+	}
+	/* a send the receiver never takes: the send side's report */
+	if (read_full(self->rfd, &go, 1, scaled(10000)) || stall_send(&n, sc))
 		return -1;
-	if (send_word(&n, sc, 0x0123456789abcdefull))
-		return -1;
-	n_close_send(&n, sc);
+	n_close_send(&n, sc);	/* with the send in flight */
 	net_down(&n);
 	return 0;
 }
 
 static int case_stall_report(void)
 {
-	const char *want = "a request in flight for 1 s: recv request #0 of up to 8 bytes: "
-			   "0 of 1 messages matched";
+	static const char *const first[] = {
+		"a request in flight for ",
+		": recv request #0 of 1 buffer(s) (the first up to 8 bytes): 0 of 1 messages matched",
+		"thread 0: control: reading a header; socket 0: idle, next #0",
+		"thread 1: socket 1: idle, next #0",
+	};
+	static const char *const second[] = { ": recv request #1 of 1 buffer(s)" };
 	uint8_t handle[NCCL_NET_HANDLE_MAXSIZE];
-	uint64_t buf = 0, end;
-	size_t sz = sizeof(buf);
-	void *lc, *rc_, *mh, *req = NULL, *data = &buf;
-	int tag = 0, got = 0, d = 0, dev;
+	uint64_t buf = 0;
+	void *lc, *rc_, *mh, *req;
 	const char *at;
 	struct peer peer;
 	struct net n;
 	char go = 'g';
+	int dev;
 
 	setenv("NCCL_DEVMEM_STALL_WARN_S", "1", 1);
+	setenv("NCCL_DEVMEM_NSOCKS", "2", 1);
+	setenv("NCCL_DEVMEM_NTHREADS", "2", 1);
 	if (peer_spawn(&peer, stall_sender, NULL))
 		return -1;
 	if (net_up(&n, 11, &dev) || n_listen(&n, dev, handle, &lc))
@@ -1938,34 +2026,27 @@ static int case_stall_report(void)
 	write_full(peer.wfd, handle, sizeof(handle));
 	if (accept_loop(&n, lc, &rc_, 5000))
 		FAIL("accept failed");
-	unsetenv("NCCL_DEVMEM_STALL_WARN_S");
 	if (n_regmr(&n, rc_, &buf, sizeof(buf), NCCL_PTR_HOST, &mh))
 		FAIL("regMr failed");
-	while (!req)
-		if (n_irecv(&n, rc_, 1, &data, &sz, &tag, &mh, &req))
-			FAIL("irecv failed");
-	/* NCCL tests a request until it is done: nothing comes for 2 s */
-	end = now_ms() + 2000;
-	while (now_ms() < end) {
-		if (n_test(&n, req, &d, &got) || d)
-			FAIL("a receive with no sender ended (done %d)", d);
-		usleep(1000);
-	}
-	at = log_find(want);
-	if (!at)
-		FAIL("no report of the stalled receive (\"%s\")", want);
-	if (strstr(at + 1, "a request in flight for"))
+	/* NCCL tests a request until it is done: nothing comes */
+	if (stall_recv(&n, rc_, mh, &buf, &req) || stall_wait(&n, req, first, 4))
+		return -1;
+	at = log_find(first[0]);
+	if (strstr(at + 1, first[0]))
 		FAIL("the stalled receive was reported more than once");
-	if (!strstr(at, "socket 0: idle"))
-		FAIL("the report does not show the data sockets");
 	write_full(peer.wfd, &go, 1);
-	end = now_ms() + (uint64_t)scaled(5000);
-	while (!d && now_ms() < end)
-		if (n_test(&n, req, &d, &got))
-			FAIL("test failed after the report");
-	if (!d || got != 8 || buf != 0x0123456789abcdefull)
-		FAIL("the receive after the report: done %d, %d bytes, 0x%llx", d, got,
-		     (unsigned long long)buf);
+	if (stall_done(&n, req, &buf, 0x0123456789abcdefull))
+		return -1;
+	if (!log_find("request #0 done (it was reported stalled)"))
+		FAIL("the end of the reported stall is not logged");
+	/* re-armed: the next receive that stalls is reported too */
+	if (stall_recv(&n, rc_, mh, &buf, &req) || stall_wait(&n, req, second, 1))
+		return -1;
+	write_full(peer.wfd, &go, 1);
+	if (stall_done(&n, req, &buf, 0x0123456789abcdf0ull))
+		return -1;
+	/* the sender's turn: 64 MiB that nobody receives */
+	write_full(peer.wfd, &go, 1);
 	n_deregmr(&n, rc_, mh);
 	if (peer_wait(&peer, 10000))
 		return -1;
@@ -3635,7 +3716,7 @@ static const struct tcase cases[] = {
 	{ "nsocks-nthreads-env", case_env, 30 },
 	{ "recv-smaller-than-send", case_recv_smaller, 20 },
 	{ "api-misuse", case_misuse, 15 },
-	{ "stall-report", case_stall_report, 20 },
+	{ "stall-report", case_stall_report, 30 },
 	{ "corrupt-handle", case_badhandle, 20 },
 	{ "sender-killed", case_kill_sender, 20 },
 	{ "receiver-killed", case_kill_receiver, 20 },

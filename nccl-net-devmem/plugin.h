@@ -52,7 +52,7 @@ uint64_t dm_now_ms(void);
 #define DM_ENV_NTHREADS "NCCL_DEVMEM_NTHREADS"
 #define DM_ENV_IFNAME "NCCL_DEVMEM_IFNAME"
 #define DM_ENV_CONNECT_TIMEOUT "NCCL_DEVMEM_CONNECT_TIMEOUT_MS"
-#define DM_DEFAULT_NSOCKS 4
+#define DM_DEFAULT_NSOCKS 2
 #define DM_DEFAULT_NTHREADS 2
 #define DM_DEFAULT_STALL_WARN_S 60	/* NCCL_DEVMEM_STALL_WARN_S */
 #define DM_MAX_THREADS DM_MAX_SOCKS
@@ -351,6 +351,7 @@ struct dm_worker {
 	int efd;		/* eventfd: wake-up on new work and stop */
 	pthread_t tid;
 	int started;
+	unsigned stall_seen;	/* the comm's stall_gen last logged (its own) */
 };
 
 /* Control socket progress (worker 0 owns it). */
@@ -409,10 +410,15 @@ struct dm_comm {
 	int unpack_frags;
 	/* CUDA (NULL: libcuda not loaded) */
 	struct dm_gpu_comm *gpu;
-	/* a request tested longer than NCCL_DEVMEM_STALL_WARN_S: the comm's
-	 * state was logged (once per comm, under lock) */
+	/* Stall report (NCCL_DEVMEM_STALL_WARN_S, 0: off): a request in
+	 * flight longer than stall_ms is logged by test() (under lock:
+	 * stall_seq, the request reported, UINT64_MAX while none is), and
+	 * stall_gen is bumped so that each progress thread logs the state it
+	 * owns (its sockets; thread 0 the control stream).  Once that request
+	 * is done the report is re-armed. */
 	uint64_t stall_ms;
-	int stall_told;
+	uint64_t stall_seq;
+	atomic_uint stall_gen;
 };
 
 /* Takes ownership of the fds, of the reference on rx and of the rules at

@@ -123,7 +123,7 @@ def run_check(rank, world, dev):
                       f"({time.time() - t0:.2f} s)", flush=True)
             torch.cuda.empty_cache()
     flag = torch.tensor([len(errors)], device=dev)
-    dist.all_reduce(flag)
+    coll(dist.all_reduce, flag)
     for e in errors:
         print("error:", e, flush=True)
     if rank == 0:
