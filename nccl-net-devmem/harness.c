@@ -1899,10 +1899,11 @@ static int case_misuse(void)
 /* ---- a request that does not move is reported ---- */
 
 /* Tests req until the log has every string of want[] (the report), which
- * must not come before 1 s; the request must stay in flight.  */
-static int stall_wait(struct net *n, void *req, const char *const *want, int nwant)
+ * must not come before 1 s after t0 (taken before the request was posted,
+ * on the plugin's clock); the request must stay in flight. */
+static int stall_wait(struct net *n, void *req, const char *const *want, int nwant, uint64_t t0)
 {
-	uint64_t t0 = now_ms(), end = t0 + 1000 + (uint64_t)scaled(5000);
+	uint64_t end = t0 + 1000 + (uint64_t)scaled(5000);
 	int d = 0, got = 0, i, have = 0;
 
 	while (have < nwant && now_ms() < end) {
@@ -1960,15 +1961,17 @@ static int stall_send(struct net *n, void *sc)
 	};
 	char *buf = xmalloc(STALL_SEND);
 	void *mh, *req = NULL;
+	uint64_t t0;
 	int rc;
 
 	memset(buf, 0x5a, STALL_SEND);
 	if (n_regmr(n, sc, buf, STALL_SEND, NCCL_PTR_HOST, &mh))
 		FAIL("regMr failed");
+	t0 = now_ms();
 	while (!req)
 		if (n_isend(n, sc, buf, STALL_SEND, 0, mh, &req))
 			FAIL("isend failed");
-	rc = stall_wait(n, req, want, 4);
+	rc = stall_wait(n, req, want, 4, t0);
 	n_deregmr(n, sc, mh);
 	free(buf);
 	return rc;
@@ -2008,7 +2011,7 @@ static int case_stall_report(void)
 	};
 	static const char *const second[] = { ": recv request #1 of 1 buffer(s)" };
 	uint8_t handle[NCCL_NET_HANDLE_MAXSIZE];
-	uint64_t buf = 0;
+	uint64_t buf = 0, t0;
 	void *lc, *rc_, *mh, *req;
 	const char *at;
 	struct peer peer;
@@ -2029,7 +2032,8 @@ static int case_stall_report(void)
 	if (n_regmr(&n, rc_, &buf, sizeof(buf), NCCL_PTR_HOST, &mh))
 		FAIL("regMr failed");
 	/* NCCL tests a request until it is done: nothing comes */
-	if (stall_recv(&n, rc_, mh, &buf, &req) || stall_wait(&n, req, first, 4))
+	t0 = now_ms();
+	if (stall_recv(&n, rc_, mh, &buf, &req) || stall_wait(&n, req, first, 4, t0))
 		return -1;
 	at = log_find(first[0]);
 	if (strstr(at + 1, first[0]))
@@ -2040,7 +2044,8 @@ static int case_stall_report(void)
 	if (!log_find("request #0 done (it was reported stalled)"))
 		FAIL("the end of the reported stall is not logged");
 	/* re-armed: the next receive that stalls is reported too */
-	if (stall_recv(&n, rc_, mh, &buf, &req) || stall_wait(&n, req, second, 1))
+	t0 = now_ms();
+	if (stall_recv(&n, rc_, mh, &buf, &req) || stall_wait(&n, req, second, 1, t0))
 		return -1;
 	write_full(peer.wfd, &go, 1);
 	if (stall_done(&n, req, &buf, 0x0123456789abcdf0ull))
