@@ -552,7 +552,10 @@ static int data_recv_step(struct dm_comm *c, int k, short *ev)
 /* Stall report, a progress thread's half: the state it owns. */
 static void worker_report(struct dm_comm *c, struct dm_worker *w)
 {
-	static const char *const rx_state[] = { "header", "match", "inline payload", "closed" };
+	static const char *const rx_state[] = {
+		"reading a header", "matching a message", "reading an inline payload",
+		"closed by the peer",
+	};
 	char buf[768];
 	size_t o = 0;
 	int k;
@@ -570,7 +573,7 @@ static void worker_report(struct dm_comm *c, struct dm_worker *w)
 		else if (c->magic == DM_SEND_MAGIC)
 			ADD("control: idle, next request #%llu", (unsigned long long)x->cursor);
 		else
-			ADD("control: reading a %s", rx_state[x->state & 3]);
+			ADD("control: %s", rx_state[x->state & 3]);
 	}
 	for (k = w->idx; k < c->nsocks; k += c->nthreads) {
 		const struct dm_sock *s = &c->socks[k];
@@ -608,9 +611,9 @@ static void *worker_main(void *arg)
 		unsigned gen = atomic_load(&c->stall_gen);
 		short ev;
 
-		if (gen != w->stall_seen) {
-			w->stall_seen = gen;
+		if (gen != atomic_load(&w->stall_seen)) {
 			worker_report(c, w);
+			atomic_store(&w->stall_seen, gen);
 		}
 
 		pfd[0].fd = w->efd;
@@ -991,6 +994,23 @@ static void stall_report(struct dm_comm *c, const struct dm_req *q, uint64_t age
 	}
 }
 
+/* The threads that have not logged their half of the report a second
+ * after it: stuck inside a call (a CUDA copy waiting on the GPU, say). */
+static void silent_threads(struct dm_comm *c, char *buf, size_t bl)
+{
+	unsigned gen = atomic_load(&c->stall_gen);
+	size_t o = 0;
+	int i;
+
+	buf[0] = 0;
+	for (i = 0; i < c->nthreads && o < bl; i++)
+		if (atomic_load(&c->workers[i].stall_seen) != gen)
+			o += (size_t)snprintf(buf + o, bl - o, "%s%d", o ? ", " : "thread(s) ", i);
+	if (o && o < bl)
+		snprintf(buf + o, bl - o, " did not answer the stall report within 1 s: stuck "
+			 "inside a call (a CUDA copy waiting for the GPU, a blocking syscall)");
+}
+
 ncclResult_t dm_test(void *request, int *done, int *sizes)
 {
 	char report[640];
@@ -1017,6 +1037,8 @@ ncclResult_t dm_test(void *request, int *done, int *sizes)
 		}
 		if (q->seq == c->stall_seq) {
 			c->stall_seq = UINT64_MAX;	/* re-armed */
+			c->stall_rearm_ms = dm_now_ms();
+			age = c->stall_rearm_ms - q->posted_ms;
 			rearmed = 1;
 		}
 		if (c->unpack) {
@@ -1027,9 +1049,13 @@ ncclResult_t dm_test(void *request, int *done, int *sizes)
 			q->state = DM_REQ_FREE;
 		}
 		pthread_mutex_unlock(&c->lock);
-		if (q->seq < 3 || rearmed)
-			DM_INFO(NCCL_NET, "%s comm %p: request #%llu done%s", kind(c), (void *)c,
-				(unsigned long long)q->seq, rearmed ? " (it was reported stalled)" : "");
+		if (rearmed)
+			DM_WARN("%s comm %p: request #%llu, reported stalled, done after %llu ms",
+				kind(c), (void *)c, (unsigned long long)q->seq,
+				(unsigned long long)age);
+		else if (q->seq < 3)
+			DM_INFO(NCCL_NET, "%s comm %p: request #%llu done", kind(c), (void *)c,
+				(unsigned long long)q->seq);
 		*done = 1;
 		return ncclSuccess;
 	}
@@ -1038,17 +1064,31 @@ ncclResult_t dm_test(void *request, int *done, int *sizes)
 		DM_WARN("test: request %p is not in flight", request);
 		return ncclInvalidArgument;
 	}
-	if (c->stall_ms && c->stall_seq == UINT64_MAX &&
-	    (age = dm_now_ms() - q->posted_ms) >= c->stall_ms) {
-		c->stall_seq = q->seq;
-		stalled = 1;
-		stall_report(c, q, age, report, sizeof(report));
+	if (c->stall_ms && c->stall_seq == UINT64_MAX) {
+		uint64_t now = dm_now_ms();
+
+		/* after a report, a request's age counts from its end: one stall,
+		 * one report, whatever else was in flight meanwhile */
+		age = now - (q->posted_ms > c->stall_rearm_ms ? q->posted_ms : c->stall_rearm_ms);
+		if (age >= c->stall_ms) {
+			c->stall_seq = q->seq;
+			c->stall_told_ms = now;
+			c->stall_checked = 0;
+			stalled = 1;
+			stall_report(c, q, age, report, sizeof(report));
+		}
+	} else if (c->stall_ms && !c->stall_checked && dm_now_ms() - c->stall_told_ms >= 1000) {
+		c->stall_checked = 1;
+		stalled = 2;
+		silent_threads(c, report, sizeof(report));
 	}
 	pthread_mutex_unlock(&c->lock);
-	if (stalled) {
+	if (stalled == 1) {
 		DM_WARN("%s comm %p (peer %s): %s", kind(c), (void *)c, c->peer, report);
 		atomic_fetch_add(&c->stall_gen, 1);	/* the threads add theirs */
 		wake(c, 0);
+	} else if (stalled == 2 && report[0]) {
+		DM_WARN("%s comm %p: %s", kind(c), (void *)c, report);
 	}
 	err = atomic_load(&c->error);
 	return (ncclResult_t)err;

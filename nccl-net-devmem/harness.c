@@ -1954,10 +1954,10 @@ static int stall_done(struct net *n, void *req, const uint64_t *buf, uint64_t wa
 static int stall_send(struct net *n, void *sc)
 {
 	static const char *const want[] = {
-		": send request #2 of 67108864 bytes: control sent, ",
-		"thread 0: control: idle, next request #3; socket 0: ",
+		": send request #3 of 67108864 bytes: control sent, ",
+		"thread 0: control: idle, next request #4; socket 0: ",
 		"thread 1: socket 1: ",
-		" bytes of #2 left",
+		" bytes of #3 left",
 	};
 	char *buf = xmalloc(STALL_SEND);
 	void *mh, *req = NULL;
@@ -1986,8 +1986,8 @@ static int stall_sender(struct peer *self)
 
 	if (peer_connect(self, &n, &sc))
 		return -1;
-	/* each message waits until the receiver has seen its receive reported */
-	for (i = 0; i < 2; i++) {
+	/* each message waits for the receiver's word */
+	for (i = 0; i < 3; i++) {
 		if (read_full(self->rfd, &go, 1, scaled(10000)))
 			return -1;
 		if (send_word(&n, sc, 0x0123456789abcdefull + (uint64_t)i))
@@ -2011,13 +2011,13 @@ static int case_stall_report(void)
 	};
 	static const char *const second[] = { ": recv request #1 of 1 buffer(s)" };
 	uint8_t handle[NCCL_NET_HANDLE_MAXSIZE];
-	uint64_t buf = 0, t0;
-	void *lc, *rc_, *mh, *req;
+	uint64_t buf = 0, buf2 = 0, t0, end;
+	void *lc, *rc_, *mh, *mh2, *req, *req2;
 	const char *at;
 	struct peer peer;
 	struct net n;
 	char go = 'g';
-	int dev;
+	int dev, d = 0, got = 0;
 
 	setenv("NCCL_DEVMEM_STALL_WARN_S", "1", 1);
 	setenv("NCCL_DEVMEM_NSOCKS", "2", 1);
@@ -2029,30 +2029,52 @@ static int case_stall_report(void)
 	write_full(peer.wfd, handle, sizeof(handle));
 	if (accept_loop(&n, lc, &rc_, 5000))
 		FAIL("accept failed");
-	if (n_regmr(&n, rc_, &buf, sizeof(buf), NCCL_PTR_HOST, &mh))
+	if (n_regmr(&n, rc_, &buf, sizeof(buf), NCCL_PTR_HOST, &mh) ||
+	    n_regmr(&n, rc_, &buf2, sizeof(buf2), NCCL_PTR_HOST, &mh2))
 		FAIL("regMr failed");
 	/* NCCL tests a request until it is done: nothing comes */
 	t0 = now_ms();
 	if (stall_recv(&n, rc_, mh, &buf, &req) || stall_wait(&n, req, first, 4, t0))
 		return -1;
+	/* still stalled a while longer: no second report of it */
+	end = now_ms() + (uint64_t)scaled(1500);
+	while (now_ms() < end) {
+		if (n_test(&n, req, &d, &got) || d)
+			FAIL("a receive with no sender ended (done %d)", d);
+		usleep(1000);
+	}
 	at = log_find(first[0]);
 	if (strstr(at + 1, first[0]))
 		FAIL("the stalled receive was reported more than once");
 	write_full(peer.wfd, &go, 1);
 	if (stall_done(&n, req, &buf, 0x0123456789abcdefull))
 		return -1;
-	if (!log_find("request #0 done (it was reported stalled)"))
+	if (!log_find("request #0, reported stalled, done after "))
 		FAIL("the end of the reported stall is not logged");
-	/* re-armed: the next receive that stalls is reported too */
+	/* re-armed: the next receive that stalls is reported too, but not the
+	 * one posted behind it, which waited as long (one stall, one report) */
 	t0 = now_ms();
-	if (stall_recv(&n, rc_, mh, &buf, &req) || stall_wait(&n, req, second, 1, t0))
+	if (stall_recv(&n, rc_, mh, &buf, &req) || stall_recv(&n, rc_, mh2, &buf2, &req2) ||
+	    stall_wait(&n, req, second, 1, t0))
 		return -1;
 	write_full(peer.wfd, &go, 1);
 	if (stall_done(&n, req, &buf, 0x0123456789abcdf0ull))
 		return -1;
+	end = now_ms() + 300;
+	while (now_ms() < end) {
+		if (n_test(&n, req2, &d, &got) || d)
+			FAIL("the receive behind the stalled one ended early (done %d)", d);
+		usleep(1000);
+	}
+	if (log_find(": recv request #2 of"))
+		FAIL("a receive posted behind the stalled one was reported too");
+	write_full(peer.wfd, &go, 1);
+	if (stall_done(&n, req2, &buf2, 0x0123456789abcdf1ull))
+		return -1;
 	/* the sender's turn: 64 MiB that nobody receives */
 	write_full(peer.wfd, &go, 1);
 	n_deregmr(&n, rc_, mh);
+	n_deregmr(&n, rc_, mh2);
 	if (peer_wait(&peer, 10000))
 		return -1;
 	n_close_recv(&n, rc_);
@@ -3167,10 +3189,20 @@ static int case_wire_bind_refused(void)
 	return wire_sizes_case(NULL, "no devmem RX, copy mode: bind-rx of queue");
 }
 
-/* Run with the receiver NIC's rule table full (tests/wire.sh). */
+/* Run with all but one of the receiver NIC's rule locations taken
+ * (tests/wire.sh): the first data socket's rule is added, the second's
+ * refused, and the first undone. */
 static int case_wire_steer_refused(void)
 {
-	return wire_sizes_case(NULL, "copy mode: ntuple rule");
+	struct plan p;
+	struct pair_cfg cfg = { .send_ver = 11, .recv_ver = 11, .plan = &p, .ms = 60000 };
+	int rc;
+
+	cfg.send_env[0] = "NCCL_DEVMEM_NSOCKS=2";	/* the connecting side's count */
+	plan_sizes(&p, wire_sizes, (int)(sizeof(wire_sizes) / sizeof(wire_sizes[0])), 2, 77);
+	rc = run_pair(&cfg) || wire_expect(&p, "copy mode: ntuple rule for data socket 1 ");
+	plan_free(&p);
+	return rc ? -1 : 0;
 }
 
 /* Run with RSS spreading host traffic onto the last queue (tests/wire.sh). */

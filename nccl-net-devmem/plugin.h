@@ -351,7 +351,8 @@ struct dm_worker {
 	int efd;		/* eventfd: wake-up on new work and stop */
 	pthread_t tid;
 	int started;
-	unsigned stall_seen;	/* the comm's stall_gen last logged (its own) */
+	atomic_uint stall_seen;	/* the comm's stall_gen it last logged (written
+				 * by its thread, read by test()) */
 };
 
 /* Control socket progress (worker 0 owns it). */
@@ -414,10 +415,15 @@ struct dm_comm {
 	 * flight longer than stall_ms is logged by test() (under lock:
 	 * stall_seq, the request reported, UINT64_MAX while none is), and
 	 * stall_gen is bumped so that each progress thread logs the state it
-	 * owns (its sockets; thread 0 the control stream).  Once that request
-	 * is done the report is re-armed. */
+	 * owns (its sockets; thread 0 the control stream); a thread that has
+	 * not done so a second later is named (it is stuck inside a call).
+	 * Once that request is done the report is re-armed, ages counted from
+	 * then, so one stall is one report. */
 	uint64_t stall_ms;
 	uint64_t stall_seq;
+	uint64_t stall_rearm_ms;	/* ages count from here after a report */
+	uint64_t stall_told_ms;		/* when the last report was made */
+	int stall_checked;		/* its threads' answers looked at */
 	atomic_uint stall_gen;
 };
 

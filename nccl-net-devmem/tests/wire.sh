@@ -16,7 +16,7 @@
 #   full: the rules added for the connection are undone): the same bytes,
 #   the reason in the log;
 # - a 4 MiB region that 22 MB pass through (tokens must come back), and a
-#   region too small for a second connection's sockets (copy mode);
+#   region too small for a connection's socket buffers (copy mode);
 # - devmem TX: the sender's buffers in a udmabuf registered with
 #   regMrDmaBuf, sent with MSG_ZEROCOPY and SCM_DEVMEM_DMABUF (every
 #   data-socket byte, the plugin's own count), alone and with devmem RX;
