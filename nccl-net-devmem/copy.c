@@ -593,7 +593,6 @@ static void worker_report(struct dm_comm *c, struct dm_worker *w)
 	DM_WARN("%s comm %p thread %d: %s", kind(c), (void *)c, w->idx, buf);
 }
 
-
 static void *worker_main(void *arg)
 {
 	struct dm_worker *w = arg;
