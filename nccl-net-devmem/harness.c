@@ -3647,15 +3647,23 @@ static int case_wire_tx_done_when_acked(void)
 
 /* ---- UNPACK over the wire ---- */
 
-/* Every byte that came through the dma-buf reached its buffer by a meta. */
+/* Every data-socket byte that came through the dma-buf reached its buffer
+ * by a meta.  The control socket's bytes may come through it too (igb
+ * carries a rule out through its RSS bucket, and the control flow can
+ * share the bucket): those the plugin places itself, at most a header, a
+ * SEND and an inline payload per message (and the HELLO and CLOSE). */
 static int unpack_expect(const struct plan *p)
 {
-	long long dmabuf;
+	long long dmabuf, ctrl_max = 2 * (DM_HDR_LEN + DM_SEND_LEN + DM_INLINE_MAX);
+	int i;
 
 	if (wire_expect(p, NULL))
 		return -1;
+	for (i = 0; i < p->ngroups; i++)
+		ctrl_max += (long long)p->g[i].n * (DM_HDR_LEN + DM_SEND_LEN + DM_INLINE_MAX);
 	dmabuf = logged_number(" bytes received into the dma-buf");
-	if (!log_find("UNPACK delivery") || (long long)unpack_gathered != dmabuf)
+	if (!log_find("UNPACK delivery") || (long long)unpack_gathered > dmabuf ||
+	    dmabuf - (long long)unpack_gathered > ctrl_max)
 		FAIL("%llu bytes gathered by UNPACK metas, %lld came through the dma-buf",
 		     (unsigned long long)unpack_gathered, dmabuf);
 	diag("%llu bytes gathered from the RX region by UNPACK metas",
