@@ -37,6 +37,7 @@ enum { DM_RX_HDR = 0, DM_RX_MATCH, DM_RX_INLINE, DM_RX_CLOSED };
 
 #define DM_IO_BUDGET (8u << 20)	/* bytes per socket before looking around again */
 #define DM_POLL_MS 1000
+#define DM_TOKEN_RETRY_MS 10000	/* a devmem recvmsg failing is tried again this long */
 
 static const char *kind(const struct dm_comm *c)
 {
@@ -317,6 +318,51 @@ static int match_send(struct dm_comm *c)
 	return m->nchunks > 0;
 }
 
+/*
+ * May a failed receive on a devmem socket pass?  A devmem recvmsg that
+ * cannot hand out a token (its socket's token table cannot grow: memory,
+ * or a memory cgroup at its limit) takes nothing off the socket and fails
+ * with EFAULT, as mainline reports every devmem receive failure (the
+ * plugin never passes MSG_PEEK or a control buffer too small for one
+ * cmsg); a kernel that says ENOMEM or ENOBUFS means the same.
+ */
+static int recv_may_pass(const struct dm_comm *c, ssize_t r, const char *why)
+{
+	return r < 0 && c->rx && !why && (errno == EFAULT || errno == ENOMEM || errno == ENOBUFS);
+}
+
+/*
+ * Such a receive is tried again every millisecond (tokens given back and
+ * memory freed meanwhile make room) for DM_TOKEN_RETRY_MS, then the comm
+ * fails with the reason.  @k: the data socket, or -1 for the control
+ * socket; @since: its retry clock.  1: try again now, -1: given up.
+ */
+static int recv_retry(struct dm_comm *c, int k, uint64_t *since)
+{
+	int err = errno;
+	uint64_t now = dm_now_ms();
+	char name[32];
+
+	if (k < 0)
+		snprintf(name, sizeof(name), "control socket");
+	else
+		snprintf(name, sizeof(name), "data socket %d", k);
+	if (atomic_fetch_add(&c->rxcnt.retries, 1) == 0)
+		DM_WARN("recv comm %p: %s: devmem recvmsg: %s (no token could be handed out: "
+			"memory); retrying for up to %d s", (void *)c, name, strerror(err),
+			DM_TOKEN_RETRY_MS / 1000);
+	if (!*since) {
+		*since = now;
+	} else if (now - *since >= DM_TOKEN_RETRY_MS) {
+		dm_comm_error(c, ncclSystemError, "%s: devmem recvmsg failed for %d s: %s (no "
+			      "token could be handed out)", name, DM_TOKEN_RETRY_MS / 1000,
+			      strerror(err));
+		return -1;
+	}
+	usleep(1000);
+	return 1;
+}
+
 /* Reads and checks one control message header and SEND descriptor. */
 static int ctrl_read_hdr(struct dm_comm *c, short *ev)
 {
@@ -340,10 +386,13 @@ static int ctrl_read_hdr(struct dm_comm *c, short *ev)
 			}
 			if (errno == EINTR)
 				continue;
+			if (recv_may_pass(c, r, why))
+				return recv_retry(c, -1, &x->retry_since_ms);
 			dm_comm_error(c, why ? ncclSystemError : ncclRemoteError, "control socket: %s",
 				  why ? why : strerror(errno));
 			return -1;
 		}
+		x->retry_since_ms = 0;
 		x->off += (size_t)r;
 		if (x->off == DM_HDR_LEN) {
 			why = dm_hdr_decode(x->buf, &x->hdr);
@@ -415,11 +464,14 @@ static int ctrl_recv_step(struct dm_comm *c, short *ev)
 					      x->inl_gpu, NULL, &why);
 
 			if (n > 0) {
+				x->retry_since_ms = 0;
 				x->inl_dst += n;
 				x->inl_left -= (uint64_t)n;
 			} else if (n < 0 && would_block()) {
 				*ev = POLLIN;
 				return 0;
+			} else if (recv_may_pass(c, n, why)) {
+				return recv_retry(c, -1, &x->retry_since_ms);
 			} else if (!(n < 0 && errno == EINTR)) {
 				dm_comm_error(c, why ? ncclSystemError : ncclRemoteError,
 					  "control socket: %s", why ? why : n ? strerror(errno) :
@@ -517,6 +569,7 @@ static int data_recv_step(struct dm_comm *c, int k, short *ev)
 			return -1;
 		}
 		if (r > 0) {
+			s->retry_since_ms = 0;
 			s->ptr += r;
 			s->left -= (uint64_t)r;
 			moved += (uint64_t)r;
@@ -525,6 +578,8 @@ static int data_recv_step(struct dm_comm *c, int k, short *ev)
 		} else if (r < 0 && would_block()) {
 			*ev = POLLIN;
 			return 0;
+		} else if (recv_may_pass(c, r, why)) {
+			return recv_retry(c, k, &s->retry_since_ms);
 		} else if (r < 0 && errno == ENOBUFS && s->gpu) {
 			return 0;	/* woken when pages come back */
 		} else if (!(r < 0 && errno == EINTR)) {
@@ -1129,11 +1184,12 @@ ncclResult_t dm_close_comm(void *comm, int want)
 			(unsigned long long)atomic_load(&c->tx_plain));
 	else if (c->rx || dm_gpu_bounce(c->gpu))
 		DM_INFO(NCCL_NET, "%s comm %p closed%s: %llu bytes received into the dma-buf%s, "
-			"%llu in host memory", kind(c), comm,
+			"%llu in host memory, %llu devmem recvmsg retries", kind(c), comm,
 			clean ? "" : " with requests in flight or after an error",
 			(unsigned long long)atomic_load(&c->rxcnt.dmabuf),
 			c->rx ? "" : " (test mode's GPU region)",
-			(unsigned long long)atomic_load(&c->rxcnt.host));
+			(unsigned long long)atomic_load(&c->rxcnt.host),
+			(unsigned long long)atomic_load(&c->rxcnt.retries));
 	else
 		DM_INFO(NCCL_NET, "%s comm %p closed%s", kind(c), comm,
 			clean ? "" : " with requests in flight or after an error");

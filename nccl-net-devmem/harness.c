@@ -20,6 +20,7 @@
  * HARNESS_TIME_SCALE=N multiplies the time limits (valgrind);
  * HARNESS_SKIP=name,... leaves out the cases whose names contain one.
  */
+#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -1182,6 +1183,9 @@ static uint64_t plan_data_bytes(const struct plan *p)
 	return sum;
 }
 
+/* a case's result: passes as TAP "ok ... # SKIP" */
+#define HARNESS_SKIPPED 77
+
 /* The number the plugin logged just before `what`, or -1. */
 static long long logged_number(const char *what)
 {
@@ -1203,6 +1207,7 @@ struct pair_cfg {
 	int ms;
 	int send_tx;		/* SEND_TX_*: what the sender's log must say */
 	const char *send_expect;	/* and a line it must have (NULL: none) */
+	int (*after_accept)(void);	/* run by the receiver (NULL: none) */
 };
 
 enum {
@@ -1288,6 +1293,8 @@ static int run_pair(struct pair_cfg *cfg)
 	rc = accept_loop(&n, lc, &rc_, 5000);
 	if (rc)
 		FAIL("accept: %d", rc);
+	if (cfg->after_accept && cfg->after_accept())
+		return -1;
 	rc = run_recv(&n, rc_, cfg->plan, cfg->ms, 0);
 	prc = peer_wait(&peer, cfg->ms + 5000);
 	if (n_close_recv(&n, rc_) || n_close_listen(&n, lc))
@@ -3189,6 +3196,120 @@ static int case_wire_bind_refused(void)
 	return wire_sizes_case(NULL, "no devmem RX, copy mode: bind-rx of queue");
 }
 
+/* Writes @val to /proc/self/task/TID/@file of the receiving comm's second
+ * progress thread (dm-rx1), which owns data socket 1 and not the control
+ * socket. */
+static int arm_rx1(const char *file, const char *val)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+	int armed = 0;
+
+	if (!d)
+		FAIL("/proc/self/task: %m");
+	while ((e = readdir(d))) {
+		char path[300], comm[32] = "";
+		FILE *f;
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/comm", e->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (!fgets(comm, sizeof(comm), f))
+			comm[0] = 0;
+		fclose(f);
+		if (strcmp(comm, "dm-rx1\n"))
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/%s", e->d_name, file);
+		f = fopen(path, "w");
+		if (!f || fputs(val, f) < 0 || fclose(f)) {
+			closedir(d);
+			FAIL("%s: %m", path);
+		}
+		armed++;
+	}
+	closedir(d);
+	if (armed != 1)
+		FAIL("%d threads named dm-rx1", armed);
+	return 0;
+}
+
+/* fail-nth: dm-rx1's next fault-injectable allocation fails, the token
+ * table's on its first devmem recvmsg. */
+static int arm_fail_nth(void)
+{
+	return arm_rx1("fail-nth", "1");
+}
+
+/* make-it-fail: with failslab's task filter on and probability 100
+ * (tests/wire.sh), every slab allocation of dm-rx1 fails from now on. */
+static int arm_make_it_fail(void)
+{
+	return arm_rx1("make-it-fail", "1");
+}
+
+static int case_wire_token_enomem(void)
+{
+	struct plan p;
+	struct pair_cfg cfg = { .send_ver = 11, .recv_ver = 11, .plan = &p, .ms = 60000,
+				.after_accept = arm_fail_nth };
+	long long retries;
+	int rc;
+
+	if (access("/proc/self/fail-nth", W_OK)) {
+		diag("no fail-nth here (CONFIG_FAULT_INJECTION): skipped");
+		return HARNESS_SKIPPED;
+	}
+	cfg.recv_env[0] = "NCCL_DEVMEM_NTHREADS=2";
+	cfg.send_env[0] = "NCCL_DEVMEM_NSOCKS=2";
+	plan_sizes(&p, wire_sizes, (int)(sizeof(wire_sizes) / sizeof(wire_sizes[0])), 2, 79);
+	rc = run_pair(&cfg) || wire_expect(&p, NULL);
+	plan_free(&p);
+	if (rc)
+		return -1;
+	if (!log_find("data socket 1: devmem recvmsg: Bad address (no token could be handed "
+		      "out: memory); retrying"))
+		FAIL("no devmem recvmsg of data socket 1 failed: the injected fault went elsewhere");
+	retries = logged_number(" devmem recvmsg retries");
+	diag("%lld recvmsg retries, every byte right", retries);
+	return retries > 0 ? 0 : -1;
+}
+
+/* Run with failslab failing every allocation of the tasks that ask
+ * (tests/wire.sh): data socket 1 can never get a token, the comm fails
+ * after the 10 s of retries, with the reason, and nothing hangs. */
+static int case_wire_token_gives_up(void)
+{
+	static const size_t sizes[] = { 4u << 20 };
+	struct plan p;
+	struct pair_cfg cfg = { .send_ver = 11, .recv_ver = 11, .plan = &p, .ms = 30000,
+				.after_accept = arm_make_it_fail };
+	uint64_t t0 = now_ms(), took;
+	int rc;
+
+	if (access("/proc/self/make-it-fail", W_OK)) {
+		diag("no make-it-fail here (CONFIG_FAULT_INJECTION): skipped");
+		return HARNESS_SKIPPED;
+	}
+	cfg.recv_env[0] = "NCCL_DEVMEM_NTHREADS=2";
+	cfg.send_env[0] = "NCCL_DEVMEM_NSOCKS=2";
+	plan_sizes(&p, sizes, 1, 1, 83);
+	rc = run_pair(&cfg);
+	plan_free(&p);
+	took = now_ms() - t0;
+	if (!rc)
+		FAIL("the transfer passed: no allocation of data socket 1's thread failed");
+	if (!log_find("data socket 1: devmem recvmsg failed for 10 s: Bad address (no token "
+		      "could be handed out)"))
+		FAIL("the comm did not fail for its devmem recvmsg");
+	if (took < 10000)
+		FAIL("gave up after %llu ms, before the 10 s of retries", (unsigned long long)took);
+	diag("gave up after %llu ms with the reason", (unsigned long long)took);
+	return 0;
+}
+
 /* Run with all but one of the receiver NIC's rule locations taken
  * (tests/wire.sh): the first data socket's rule is added, the second's
  * refused, and the first undone. */
@@ -3353,10 +3474,6 @@ static int case_unpack_contract(void)
 	return 0;
 }
 
-/* 0 when the child forked last exited with 0. */
-/* a case's result: passes as TAP "ok ... # SKIP" */
-#define HARNESS_SKIPPED 77
-
 static int have_cuda(void)
 {
 	void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
@@ -3366,6 +3483,7 @@ static int have_cuda(void)
 	return h != NULL;
 }
 
+/* 0 when the child forked last exited with 0. */
 static int peer_exit_status(void)
 {
 	int st;
@@ -3777,6 +3895,8 @@ static const struct tcase cases[] = {
 	{ "wire-copy-mode-env", case_wire_copy_env, 120 },
 	{ "wire-bind-refused", case_wire_bind_refused, 120 },
 	{ "wire-steering-refused", case_wire_steer_refused, 120 },
+	{ "wire-token-table-enomem", case_wire_token_enomem, 120 },
+	{ "wire-token-table-gives-up", case_wire_token_gives_up, 120 },
 	{ "wire-rss-onto-devmem-queue", case_wire_rss_refused, 120 },
 	{ "wire-sender-killed", case_wire_kill_sender, 60 },
 	{ "wire-small-region", case_wire_small_region, 120 },

@@ -136,6 +136,7 @@ int dm_ethtool_rss_uses(const char *ifname, const unsigned *queues, int n);
 #define DM_RX_MAX_FRAGS 256
 struct dm_rx_count {
 	atomic_ullong dmabuf, host;
+	atomic_ullong retries;	/* devmem recvmsg failures retried (copy.c) */
 };
 struct dm_rx_region {
 	int refs;		/* under the registry's lock */
@@ -342,6 +343,7 @@ struct dm_sock {
 	uint64_t tx_off;	/* and the dma-buf offset of ptr */
 	int gpu;		/* ptr is GPU memory: */
 	uint64_t stg_off, stg_have;	/* send: its next bytes in the stage (gpu.c) */
+	uint64_t retry_since_ms;	/* recv: devmem recvmsg failing since (copy.c) */
 	struct dm_zc zc;
 };
 
@@ -371,6 +373,7 @@ struct dm_ctrl {
 	int inl_gpu;
 	uint64_t inl_left;
 	struct dm_msg *inl_msg;
+	uint64_t retry_since_ms;	/* devmem recvmsg failing since (copy.c) */
 };
 
 struct dm_comm {

@@ -17,6 +17,9 @@
 #   the reason in the log;
 # - a 4 MiB region that 22 MB pass through (tokens must come back), and a
 #   region too small for a connection's socket buffers (copy mode);
+# - a devmem recvmsg that cannot grow its socket's token table (fault
+#   injection): retried, every byte right; one that never can: the comm
+#   fails after 10 s with the reason;
 # - devmem TX: the sender's buffers in a udmabuf registered with
 #   regMrDmaBuf, sent with MSG_ZEROCOPY and SCM_DEVMEM_DMABUF (every
 #   data-socket byte, the plugin's own count), alone and with devmem RX;
@@ -120,6 +123,32 @@ harness wire-devmem-rx-sizes wire-devmem-rx-8-outstanding wire-copy-mode-env \
 	wire-tx-refused-at-send wire-tx-receiver-killed wire-tx-done-when-acked \
 	wire-unpack-sizes wire-unpack-tx-8-outstanding wire-unpack-too-many-fragments \
 	wire-unpack-small-region
+# A devmem recvmsg whose token table cannot grow: fail-nth on the
+# receiver's thread, sleeping allocations failable, no stack dumps; then
+# every slab allocation of that thread failing (task filter), until the
+# plugin gives up.
+fi_dir=/sys/kernel/debug/failslab
+fpa_dir=/sys/kernel/debug/fail_page_alloc
+fi_knobs="verbose ignore-gfp-wait task-filter probability interval times"
+if [ -d "$fi_dir" ] && [ -d "$fpa_dir" ]; then
+	declare -A fi_was
+	for k in $fi_knobs; do
+		fi_was[$k]=$(cat "$fi_dir/$k")
+	done
+	fpa_verbose=$(cat "$fpa_dir"/verbose)
+	echo 0 > "$fi_dir"/verbose && echo N > "$fi_dir"/ignore-gfp-wait &&
+		echo 0 > "$fpa_dir"/verbose || fail "fault injection set-up"
+	harness wire-token-table-enomem
+	echo Y > "$fi_dir"/task-filter && echo 1 > "$fi_dir"/interval &&
+		echo -1 > "$fi_dir"/times && echo 100 > "$fi_dir"/probability ||
+		fail "fault injection set-up"
+	harness wire-token-table-gives-up
+	# probability first: no task fails while the rest is put back
+	for k in probability $fi_knobs; do
+		echo "${fi_was[$k]}" > "$fi_dir/$k"
+	done
+	echo "$fpa_verbose" > "$fpa_dir"/verbose
+fi
 [ "$(rules)" = 0 ] || fail "$(rules) ntuple rule(s) left after the harness"
 [ "$(bound)" = 0 ] || fail "queue $((nq - 1)) still bound ($(bound)) after the harness"
 
