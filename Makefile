@@ -117,9 +117,10 @@ check-deb: deps
 
 # Two boots of the production kernel, one under -icount and one counting
 # instructions: RX bounce / plain / devmem, TX copy / zerocopy / devmem,
-# token return, flows, bind sizes (mk/bench.sh).
+# token return, flows, bind sizes, the NCCL plugin against raw devmem RX
+# (mk/bench.sh).
 bench:
-	@$(MAKE) -s FLAVOR=prod kernel selftests
+	@$(MAKE) -s FLAVOR=prod kernel selftests nccl
 	@FLAVOR=prod "$(TOP)/mk/bench.sh"
 
 refresh:

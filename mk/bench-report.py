@@ -176,6 +176,9 @@ class Report:
         self.irx_tx = load_runs(ins, marks, "rx", "tx")
         self.itx = load_runs(ins, marks, "tx", "tx")
         self.iflows = load_runs(ins, marks, "flows", "rx")
+        self.nccl = load_runs(ic, {}, "nccl", "rx")
+        self.inccl = load_runs(ins, marks, "nccl", "rx")
+        self.nm = {}
         # the MTU sweep: MTU 1500 is the RX table's runs
         self.mtu_rx = {1500: self.rx}
         self.mtu_irx = {1500: self.irx}
@@ -276,6 +279,8 @@ class Report:
 
     def rx_table(self):
         w, have = self.w, self.have_insn
+        if not self.rx:
+            return
         w("## RX: receiver side (CPU 1)")
         w("")
         hdr, sep = self.mode_head(["Minsn/GiB user", "Minsn/GiB kernel",
@@ -595,6 +600,15 @@ class Report:
         grow = ratio(ins.get(64), ins.get(1))
         self.target("instructions per fragment, 64 flows vs 1, growth",
                     None if grow is None else grow - 1, 0.10, False)
+        nm = self.nm
+        self.target("NCCL plugin devmem RX (UNPACK delivery) throughput "
+                    "under -icount vs raw devmem RX",
+                    ratio(nm.get("unpack", {}).get("mbps"),
+                          nm.get("raw", {}).get("mbps")), 0.90, True)
+        self.target("NCCL plugin devmem RX (UNPACK delivery) receiver "
+                    "instructions per GiB vs raw devmem RX",
+                    ratio(nm.get("unpack", {}).get("insn"),
+                          nm.get("raw", {}).get("insn")), 1.15, False)
         self.w("")
 
     def plot(self):
@@ -667,6 +681,85 @@ plot "{mdat}" using 5:xtic(1) title "bounce" lc rgb "#8172b3", \\
         with open(os.path.join(out, "rx.gp"), "w") as f:
             f.write(gp)
 
+    NCCL_ROWS = [("raw", "raw devmem RX (devmem_bench)"),
+                 ("unpack", "plugin, UNPACK delivery"),
+                 ("copy", "plugin, copy delivery")]
+
+    def nccl_table(self):
+        """The NCCL plugin's devmem RX against raw devmem RX."""
+        w = self.w
+        if not self.nccl:
+            return
+        have = any(r.insn is not None for runs in self.inccl.values()
+                   for r in runs)
+        w("## The NCCL plugin's devmem RX against raw devmem RX "
+          "(receiver, CPU 1)")
+        w("")
+        w("Interleaved rounds at MTU 1500, the same link and NIC set-up as "
+          "the RX table. *raw*: devmem_bench rx devmem (recvmsg with "
+          "MSG_SOCK_DEVMEM on one connection, tokens back in calls of 128, "
+          "no copy: what ncdevmem does), its flow on queue 1 by RSS. "
+          "*plugin*: nccl-net-devmem's harness in bench mode "
+          "(`nccl_harness --bench`) driving the plugin as NCCL does: 512 "
+          "KiB messages, 8 receives in flight, irecvConsumed for each, 2 "
+          "data sockets and the control socket, the progress threads and "
+          "the driver all pinned to CPU 1; host traffic on queue 0, and the "
+          "plugin binds queue 1 (its own 64 MiB udmabuf) and steers its "
+          "data sockets there. *UNPACK delivery*: the plugin writes NCCL's "
+          "UNPACK metas and gives the tokens back in irecvConsumed; the "
+          "driver takes each receive's metas as NCCL's kernel would but "
+          "does not gather (in production that copy is the GPU's). *Copy "
+          "delivery*: the plugin copies every byte out of the mapped "
+          "dma-buf into the receive buffer (one CPU copy per byte; for "
+          "host buffers, or GPUs without UNPACK). The driver sleeps 20 us "
+          "when a pass over its receives finds none done (NCCL's proxy "
+          "thread spins there instead).")
+        w("")
+        hdr = ("| receiver | throughput Mbit/s | vs raw | CPU ms/GiB total "
+               "| vs raw |")
+        sep = "|---|---:|---:|---:|---:|"
+        if have:
+            hdr += (" Minsn/GiB user | Minsn/GiB kernel | Minsn/GiB total "
+                    "| vs raw |")
+            sep += "---:|---:|---:|---:|"
+        w(hdr + " copied/byte |")
+        w(sep + "---:|")
+        for key, label in self.NCCL_ROWS:
+            runs, iruns = self.nccl.get(key, []), self.inccl.get(key, [])
+            if not runs:
+                continue
+            self.nm[key] = {
+                "mbps": med([r.mbps for r in runs]),
+                "cpu": med([r.cpu for r in runs]),
+                "insn": med(self.insn_of(iruns)),
+            }
+        raw = self.nm.get("raw", {})
+        for key, label in self.NCCL_ROWS:
+            runs, iruns = self.nccl.get(key, []), self.inccl.get(key, [])
+            if not runs:
+                continue
+            d = self.nm[key]
+            row = (f"| {label} | {rng([r.mbps for r in runs])} | "
+                   f"{pct(ratio(d['mbps'], raw.get('mbps')))} | "
+                   f"{rng([r.cpu for r in runs])} | "
+                   f"{pct(ratio(d['cpu'], raw.get('cpu')))} |")
+            if have:
+                row += (f" {fmt(med(self.insn_of(iruns, 'insn_user')))} | "
+                        f"{fmt(med(self.insn_of(iruns, 'insn_kernel')))} | "
+                        f"{rng(self.insn_of(iruns))} | "
+                        f"{pct(ratio(d['insn'], raw.get('insn')))} |")
+            w(row + f" {fmt(med([r.copy for r in runs]), 3)} |")
+        w("")
+        dm = [int(r.get("plugin_dmabuf_bytes")) for key in ("unpack", "copy")
+              for r in self.nccl.get(key, []) if "plugin_dmabuf_bytes" in r.kv]
+        if dm:
+            sent = next(r.bytes for k in ("unpack", "copy")
+                        for r in self.nccl.get(k, []))
+            w(f"Every plugin run: {min(dm):,} to {max(dm):,} of its "
+              f"{sent:,} bytes came through the dma-buf (the plugin's own "
+              f"count at close).")
+            w("")
+
     def profile(self):
         path = os.path.join(self.out, "profile.txt")
         if not os.path.exists(path):
@@ -694,6 +787,7 @@ plot "{mdat}" using 5:xtic(1) title "bounce" lc rgb "#8172b3", \\
         self.flow_table()
         self.bind_table()
         self.mtu_tables()
+        self.nccl_table()
         self.profile()
         self.targets()
         with open(os.path.join(self.out, "results.md"), "w") as f:

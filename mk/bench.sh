@@ -10,10 +10,11 @@
 #    "shift=0,sleep=off": one guest instruction is one nanosecond of guest
 #    time, idle time is skipped), so guest time, throughput and the CPU time
 #    the guest accounts depend on the instructions executed, not on the
-#    host's load. Every section: RX and TX modes, token return, flows, bind.
+#    host's load. Every section: RX and TX modes, token return, flows, bind,
+#    the NCCL plugin against raw devmem RX.
 # 2. "insn": multi-threaded TCG with the QEMU plugin vm/insn-count.c, which
 #    counts the instructions each vCPU executes (receiver and sender apart).
-#    RX and TX modes and flows only; with BENCH_MEM=1 (the default) it
+#    RX and TX modes, flows and the NCCL plugin only; with BENCH_MEM=1 (the default) it
 #    also counts the bytes each vCPU loads and stores (memory traffic per
 #    payload byte). It cannot share the first boot: with
 #    -icount's single TCG thread, QEMU 10.0 counts a block's instructions for
@@ -30,7 +31,8 @@
 #    top 15 kernel functions (mk/bench-profile.py, build/bench/profile.txt).
 #    BENCH_PROFILE=0 leaves it out.
 #
-# Knobs: BENCH_REPS (5), BENCH_MIB (256), BENCH_FLOW_REPS (3),
+# Knobs: BENCH_SECTIONS (all: "modes tokens flows bind nccl"; the insn
+# boot runs those of them among "modes flows nccl"), BENCH_REPS (5), BENCH_MIB (256), BENCH_FLOW_REPS (3),
 # BENCH_BIND_SIZES ("16M 64M 256M 1G"), BENCH_MTUS ("1500 4148 9000": the
 # RX modes at each), BENCH_INSN (1), BENCH_MEM (1), VM_ICOUNT, VM_CPU,
 # VM_MEM (6G), VM_TIMEOUT (3000 per boot).
@@ -48,6 +50,11 @@ flow_reps=${BENCH_FLOW_REPS:-3}
 bind_sizes=${BENCH_BIND_SIZES:-16M 64M 256M 1G}
 mtus=${BENCH_MTUS:-1500 4148 9000}
 mem=${BENCH_MEM:-1}
+sections=${BENCH_SECTIONS:-modes tokens flows bind nccl}
+isections=
+for s in $sections; do
+	case " modes flows nccl " in *" $s "*) isections="$isections $s" ;; esac
+done
 tests=$build/selftests/net/devmem
 # As root: what this deletes and writes is root's alone (mk/safe-build.sh).
 . "$top/mk/safe-build.sh"
@@ -69,7 +76,7 @@ boot()
 		VM_KMEMLEAK=0 VM_TIMEOUT="${VM_TIMEOUT:-3000}" \
 		"$top"/vm/run -l "$build"/vm/bench-"$name" -- \
 		"$top"/vm/bench-guest.sh "$tests" "$raw/$name" "$reps" "$mib" \
-		"$flow_reps" "$bind_sizes" "$sections" "$mtus"
+		"$flow_reps" "$bind_sizes" "$sections" "$mtus" "$build/nccl"
 	rc=$?
 	{
 		echo "guest_run_host_seconds: $(( $(date +%s) - start ))"
@@ -82,14 +89,14 @@ boot()
 
 start=$(date +%s)
 echo "bench: boot 1 of 3: the $flavor kernel under TCG with -icount $icount"
-boot icount "modes tokens flows bind" VM_ICOUNT="$icount" VM_PLUGIN= || exit 1
+boot icount "$sections" VM_ICOUNT="$icount" VM_PLUGIN= || exit 1
 echo "icount: $icount" >> "$raw"/icount/env
 
 gcc -O2 -Wall -shared -fPIC -fvisibility=hidden \
 	-o "$out"/insn-count.so "$top"/vm/insn-count.c || exit 1
-if [ "${BENCH_INSN:-1}" != 0 ]; then
+if [ "${BENCH_INSN:-1}" != 0 ] && [ -n "$isections" ]; then
 	echo "bench: boot 2 of 3: multi-threaded TCG, counting instructions per vCPU"
-	boot insn "modes flows" VM_ICOUNT= \
+	boot insn "$isections" VM_ICOUNT= \
 		VM_PLUGIN="file=$out/insn-count.so,out=$out/insn.log,mem=$mem" || exit 1
 fi
 if [ "${BENCH_PROFILE:-1}" != 0 ]; then

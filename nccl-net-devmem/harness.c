@@ -3957,6 +3957,339 @@ static int run_case(int num, const struct tcase *t)
 	return ok;
 }
 
+/* ---------------------------------------------------- bench mode (make bench) */
+
+/*
+ * [HARNESS_WIRE=...] nccl_harness [LIB] --bench MODE MIB [ID]: one measured
+ * transfer of MIB MiB between the namespaces (without HARNESS_WIRE over
+ * loopback, in copy mode: a smoke test), as NCCL moves data: 512 KiB
+ * messages (NCCL's SIMPLE step over a network), 8 receives in flight, each
+ * given back with irecvConsumed once done.  MODE: "unpack" (devmem RX, the
+ * UNPACK metas taken as NCCL's kernel would take them, minus the gather,
+ * which is GPU work in production) or "copy" (devmem RX, the plugin copies
+ * the bytes into the receive buffers).  The receiver runs pinned to CPU 1
+ * (its progress threads inherit it), the sender to CPU 0, as vm/bench-guest.sh
+ * lays out the NICs' interrupts.  Between test() calls that found nothing
+ * done the receiver sleeps 20 us: NCCL's proxy thread spins there, which is
+ * the driver's cost, not the plugin's.
+ *
+ * Prints "key: value" lines as devmem_bench does (mk/bench-report.py reads
+ * them): the receiver's CPU 1 accounting from /proc/stat, and, with ID,
+ * markers for vm/insn-count.c: the receiver calls the marker page at
+ * 2 * ID (begin) and 2 * ID + 1 (end), the sender at 2 * ID + 2 and + 3.
+ */
+#define BENCH_MSG (512u << 10)
+#define BENCH_DEPTH 8
+#define BENCH_MARKER_BASE 0x7e5700000000UL
+#define BENCH_MARKER_SIZE (64UL << 10)
+
+struct bench {
+	int unpack;
+	uint64_t bytes;
+	long id;		/* -1: no markers */
+};
+
+static unsigned char *bench_markers;
+
+static int bench_pin(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	if (sched_setaffinity(0, sizeof(set), &set))
+		FAIL("pinning to CPU %d: %m", cpu);
+	return 0;
+}
+
+static int bench_markers_map(long id)
+{
+	void *p;
+
+	if (id < 0 || bench_markers)	/* the sender inherits the receiver's */
+		return 0;
+	p = mmap((void *)BENCH_MARKER_BASE, BENCH_MARKER_SIZE, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+	if (p == MAP_FAILED || p != (void *)BENCH_MARKER_BASE)
+		FAIL("mapping the markers: %m");
+	memset(p, 0xc3, BENCH_MARKER_SIZE);	/* ret */
+	if (mprotect(p, BENCH_MARKER_SIZE, PROT_READ | PROT_EXEC))
+		FAIL("mprotect markers: %m");
+	bench_markers = p;
+	return 0;
+}
+
+/* Calls marker @off of the page (nothing without markers). */
+static void bench_mark(long off)
+{
+	void (*fn)(void);
+
+	if (!bench_markers || off < 0 || (unsigned long)off >= BENCH_MARKER_SIZE)
+		return;
+	fn = (void (*)(void))(uintptr_t)(bench_markers + off);
+	fn();
+	__asm__ __volatile__("" ::: "memory");
+}
+
+/* CPU @cpu's line of /proc/stat: user nice system idle iowait irq softirq steal. */
+static int bench_cpu_ticks(int cpu, unsigned long long t[8])
+{
+	char line[512], name[16];
+	FILE *f = fopen("/proc/stat", "r");
+	int found = 0;
+
+	if (!f)
+		FAIL("/proc/stat: %m");
+	snprintf(name, sizeof(name), "cpu%d ", cpu);
+	while (!found && fgets(line, sizeof(line), f))
+		if (!strncmp(line, name, strlen(name))) {
+			memset(t, 0, 8 * sizeof(*t));
+			found = sscanf(line + strlen(name), "%llu %llu %llu %llu %llu %llu %llu %llu",
+				       &t[0], &t[1], &t[2], &t[3], &t[4], &t[5], &t[6], &t[7]) >= 7;
+		}
+	fclose(f);
+	if (!found)
+		FAIL("no %sline in /proc/stat", name);
+	return 0;
+}
+
+static uint64_t bench_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static int bench_sender(struct peer *self)
+{
+	const struct bench *b = self->arg;
+	uint8_t *buf = NULL;
+	void *sc = NULL, *mh = NULL, *req[BENCH_DEPTH] = { NULL };
+	uint64_t posted = 0, done = 0, nmsg = b->bytes / BENCH_MSG;
+	struct net n;
+	char go;
+	int i, rc = -1;
+
+	if (bench_pin(0) || bench_markers_map(b->id) || peer_connect(self, &n, &sc))
+		return -1;
+	buf = xmalloc((size_t)BENCH_MSG * BENCH_DEPTH);
+	memset(buf, 0x5a, (size_t)BENCH_MSG * BENCH_DEPTH);
+	if (n_regmr(&n, sc, buf, (size_t)BENCH_MSG * BENCH_DEPTH, NCCL_PTR_HOST, &mh)) {
+		diag("bench sender: regMr failed");
+		goto out;
+	}
+	if (read_full(self->rfd, &go, 1, scaled(30000))) {
+		diag("bench sender: no start from the receiver");
+		goto out;
+	}
+	bench_mark(2 * b->id + 2);
+	while (done < nmsg) {
+		for (i = 0; i < BENCH_DEPTH && posted < nmsg; i++) {
+			if (req[i])
+				continue;
+			if (n_isend(&n, sc, buf + (size_t)i * BENCH_MSG, BENCH_MSG, 7, mh, &req[i])) {
+				diag("bench sender: isend #%llu failed", (unsigned long long)posted);
+				goto out;
+			}
+			if (req[i])
+				posted++;
+		}
+		for (i = 0; i < BENCH_DEPTH; i++) {
+			int d = 0, size = 0;
+
+			if (!req[i])
+				continue;
+			if (n_test(&n, req[i], &d, &size)) {
+				diag("bench sender: test failed");
+				goto out;
+			}
+			if (d) {
+				req[i] = NULL;
+				done++;
+			}
+		}
+	}
+	bench_mark(2 * b->id + 3);
+	rc = 0;
+out:
+	if (mh)
+		n_deregmr(&n, sc, mh);
+	n_close_send(&n, sc);
+	net_down(&n);
+	free(buf);
+	return rc;
+}
+
+/* What NCCL's UNPACK kernel takes for the next receive, minus the gather:
+ * the bytes its metas cover, or -1. */
+static long long bench_unpack_take(struct unpack_handle *uh)
+{
+	struct unpack_meta *m = uh->meta;
+	unsigned slot;
+	uint64_t cnt, i;
+	long long sum = 0;
+
+	uh->head++;
+	slot = (unsigned)(uh->head % UNPACK_DEPTH);
+	cnt = __atomic_load_n(&m->cnt[slot], __ATOMIC_ACQUIRE);
+	if (cnt > UNPACK_METAS)
+		FAIL("UNPACK slot %u has %llu metas", slot, (unsigned long long)cnt);
+	for (i = 0; i < cnt; i++)
+		sum += (long long)m->mem[slot][i].len;
+	return sum;
+}
+
+static int bench_main(int argc, char **argv)
+{
+	const char *mode = argc > 0 ? argv[0] : "", *mib = argc > 1 ? argv[1] : "0";
+	const char *id = argc > 2 ? argv[2] : NULL;
+	struct bench b = { .id = id ? atol(id) : -1 };
+	unsigned long long t0[8] = { 0 }, t1[8] = { 0 }, d[8];
+	uint64_t posted = 0, done = 0, nmsg, ns0 = 0, ns1 = 0, region = 0;
+	void *lc = NULL, *rc_ = NULL, *mh = NULL, *req[BENCH_DEPTH] = { NULL };
+	int order[BENCH_DEPTH], head = 0, tail = 0, i, rc = -1;
+	struct unpack_handle *uh = NULL;
+	double hz = (double)sysconf(_SC_CLK_TCK), secs;
+	struct peer peer;
+	struct net n;
+	uint8_t *slab;
+	long long got;
+
+	if ((strcmp(mode, "unpack") && strcmp(mode, "copy")) || atol(mib) < 1 ||
+	    argc > 3 || (id && (b.id < 0 || b.id > 8000))) {
+		printf("usage: [HARNESS_WIRE=...] nccl_harness [LIB] --bench unpack|copy MIB [ID]\n");
+		return 2;
+	}
+	b.unpack = !strcmp(mode, "unpack");
+	b.bytes = (uint64_t)atol(mib) << 20;
+	nmsg = b.bytes / BENCH_MSG;
+	if (b.unpack)
+		unpack_env_set();
+	if (bench_pin(1) || bench_markers_map(b.id) ||
+	    recv_side_up(&peer, bench_sender, &b, &n, 11, &lc, &rc_))
+		return 1;
+	if (b.unpack) {
+		ncclNetDeviceHandle_v8_t *dh = devh_of(rc_);
+
+		uh = dh ? dh->handle : NULL;
+		if (!uh || !uh->meta) {
+			diag("bench: no UNPACK device handle (is the plugin in UNPACK mode?)");
+			goto out;
+		}
+	}
+	slab = xmalloc((size_t)BENCH_MSG * BENCH_DEPTH);
+	if (n_regmr(&n, rc_, slab, (size_t)BENCH_MSG * BENCH_DEPTH, NCCL_PTR_HOST, &mh)) {
+		diag("bench: regMr failed");
+		goto out_free;
+	}
+	if (bench_cpu_ticks(1, t0))
+		goto out_free;
+	ns0 = bench_now_ns();
+	bench_mark(2 * b.id);
+	write_full(peer.wfd, "g", 1);
+	while (done < nmsg) {
+		int progress = 0;
+
+		while (posted < nmsg && head - tail < BENCH_DEPTH) {
+			int k = head % BENCH_DEPTH;
+			void *data = slab + (size_t)k * BENCH_MSG, *q = NULL;
+			size_t size = BENCH_MSG;
+			int tag = 7;
+
+			if (n_irecv(&n, rc_, 1, &data, &size, &tag, &mh, &q)) {
+				diag("bench: irecv #%llu failed", (unsigned long long)posted);
+				goto out_free;
+			}
+			if (!q)
+				break;
+			req[k] = q;
+			order[k] = 0;
+			head++;
+			posted++;
+		}
+		for (i = tail; i < head; i++) {
+			int k = i % BENCH_DEPTH, dn = 0, size = -1;
+
+			if (order[k])
+				continue;
+			if (n_test(&n, req[k], &dn, &size)) {
+				diag("bench: test failed");
+				goto out_free;
+			}
+			if (dn && size != (int)BENCH_MSG) {
+				diag("bench: a receive of %d bytes, %u sent", size, BENCH_MSG);
+				goto out_free;
+			}
+			order[k] = dn;
+		}
+		/* in posting order, as NCCL's kernel and proxy */
+		while (tail < head && order[tail % BENCH_DEPTH]) {
+			int k = tail % BENCH_DEPTH;
+
+			if (uh) {
+				got = bench_unpack_take(uh);
+				if (got < 0)
+					goto out_free;
+				region += (uint64_t)got;
+			}
+			if (n.v8->irecvConsumed(rc_, 1, req[k])) {
+				diag("bench: irecvConsumed failed");
+				goto out_free;
+			}
+			req[k] = NULL;
+			tail++;
+			done++;
+			progress = 1;
+		}
+		if (!progress) {
+			struct timespec nap = { 0, 20000 };
+
+			nanosleep(&nap, NULL);
+		}
+	}
+	ns1 = bench_now_ns();
+	bench_mark(2 * b.id + 1);
+	if (bench_cpu_ticks(1, t1))
+		goto out_free;
+	rc = 0;
+out_free:
+	if (mh)
+		n_deregmr(&n, rc_, mh);
+	free(slab);
+out:
+	if (peer_wait(&peer, 60000))
+		rc = -1;
+	n_close_recv(&n, rc_);
+	n_close_listen(&n, lc);
+	net_down(&n);
+	if (rc) {
+		diag("bench: failed");
+		return 1;
+	}
+	for (i = 0; i < 8; i++)
+		d[i] = t1[i] - t0[i];
+	secs = (double)(ns1 - ns0) / 1e9;
+	printf("role: rx\nmode: nccl-%s\nflows: 1\nmsg_size: %u\ndepth: %d\n", mode, BENCH_MSG,
+	       BENCH_DEPTH);
+	printf("bytes: %llu\n", (unsigned long long)b.bytes);
+	printf("throughput_mbps: %.2f\n", (double)b.bytes * 8 / secs / 1e6);
+	printf("bytes_copied: %llu\n", b.unpack ? 0ull : (unsigned long long)b.bytes);
+	printf("copy_per_byte: %.4f\n", b.unpack ? 0.0 : 1.0);
+	printf("bytes_in_region_metas: %llu\n", (unsigned long long)region);
+	printf("plugin_dmabuf_bytes: %lld\n", logged_number(" bytes received into the dma-buf"));
+	printf("cpu: 1\nclk_tck: %.0f\nseconds: %.6f\n", hz, secs);
+	printf("cpu_user_s: %.3f\n", (double)(d[0] + d[1]) / hz);
+	printf("cpu_system_s: %.3f\n", (double)d[2] / hz);
+	printf("cpu_irq_s: %.3f\n", (double)d[5] / hz);
+	printf("cpu_softirq_s: %.3f\n", (double)d[6] / hz);
+	printf("cpu_kernel_s: %.3f\n", (double)(d[2] + d[5] + d[6] + d[7]) / hz);
+	printf("cpu_idle_s: %.3f\n", (double)(d[3] + d[4]) / hz);
+	if (b.id >= 0)
+		printf("marker_begin: %ld\nmarker_end: %ld\n", 2 * b.id, 2 * b.id + 1);
+	return 0;
+}
+
 static int wanted(const char *name, const char **only, int nonly)
 {
 	const char *skip = getenv("HARNESS_SKIP");
@@ -3983,7 +4316,8 @@ int main(int argc, char **argv)
 {
 	const int ncases = (int)(sizeof(cases) / sizeof(cases[0]));
 	const char *only[64];
-	int nonly = 0, i, passed = 0, failed = 0, num = 0;
+	int nonly = 0, i, passed = 0, failed = 0, num = 0, nbench = 0;
+	char **bench = NULL;
 	const char *ts = getenv("HARNESS_TIME_SCALE");
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -3992,6 +4326,11 @@ int main(int argc, char **argv)
 	for (i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "-v"))
 			verbose = 1;
+		else if (!strcmp(argv[i], "--bench")) {
+			bench = argv + i + 1;	/* the rest is the bench's */
+			nbench = argc - i - 1;
+			break;
+		}
 		else if (strstr(argv[i], ".so"))
 			snprintf(plugin_path, sizeof(plugin_path), "%s", argv[i]);
 		else if (nonly < 64)
@@ -4024,6 +4363,8 @@ int main(int argc, char **argv)
 	}
 	/* All cases run over loopback. */
 	setenv("NCCL_DEVMEM_IFNAME", "lo", 1);
+	if (bench)
+		return bench_main(nbench, bench);
 	unsetenv("NCCL_DEVMEM_NSOCKS");
 	unsetenv("NCCL_DEVMEM_NTHREADS");
 	for (i = 0; i < ncases; i++)

@@ -40,8 +40,18 @@
 #
 # 5. "profile" (only when SECTIONS names it): one RX devmem run of MIB MiB
 #    at MTU 1500, for the plugin's per-block profile of the receiver.
+# 6. "nccl": REPS rounds at MTU 1500 of raw devmem RX (devmem_bench, as
+#    in 1), then the NCCL plugin's devmem RX with UNPACK delivery and with
+#    copy delivery (NCCL_DIR's nccl_harness --bench: 512 KiB messages, 8
+#    receives in flight, NCCL's pattern), MIB MiB each, named
+#    nccl-raw-R, nccl-unpack-R and nccl-copy-R. For the plugin's runs the
+#    RSS table points at queue 0 (host traffic), and the plugin binds queue
+#    1 and steers its data sockets there, as an administrator sets a host
+#    up for it (nccl-net-devmem/README.md); raw devmem gets queue 1 by RSS.
 #
-# SECTIONS (default "modes tokens flows bind") picks which of them run.
+# SECTIONS (default "modes tokens flows bind") picks which of them run;
+# NCCL_DIR (9th argument, default the build directory's nccl/) holds the
+# plugin and its harness.
 #
 # Every run leaves OUT_DIR/NAME.rx and NAME.tx (or NAME.bind): the "key:
 # value" output of devmem_bench. The receiver of run number K marks its
@@ -56,6 +66,7 @@ flow_reps=${5:-3}
 bind_sizes=${6:-16M 64M 256M 1G}
 sections=" ${7:-modes tokens flows bind} "
 mtus=${8:-1500 4148 9000}
+nccl=${9:-$(cd "$tests/../../.." && pwd)/nccl}
 bench=$tests/devmem_bench
 dmctl=$tests/dmctl
 port=5601
@@ -175,6 +186,36 @@ pair()
 	    "$(sed -n 's/^tcp_RetransSegs: //p' "$out/$name.tx") retransmitted"
 }
 
+# nccl_pair NAME MODE: one measured transfer through the NCCL plugin
+# (receiver and sender in nccl_harness, which enters the namespaces).
+nccl_pair()
+{
+	local name=$1 mode=$2 id=$((run * 2)) rc
+
+	run=$((run + 1))
+	nic_stats > "$out/.nic0"
+	ip netns exec "$SRV_NS" ethtool -X "$SRV_IF" equal 1 || return 1
+	irq_pin "$SRV_NS" "$SRV_IF" 1
+	irq_pin "$CLI_NS" "$CLI_IF" 0
+	HARNESS_WIRE="$SRV_NS,$SRV_IF,$CLI_NS,$CLI_IF" timeout 900 \
+		"$nccl"/nccl_harness "$nccl"/libnccl-net-devmem.so --bench "$mode" "$mib" "$id" \
+		> "$out/$name.rx" 2> "$out/$name.rx.err"
+	rc=$?
+	ip netns exec "$SRV_NS" ethtool -X "$SRV_IF" weight 0 1 || rc=1
+	nic_stats > "$out/.nic1"
+	nic_delta "$out/.nic0" "$out/.nic1" > "$out/$name.nic"
+	if [ $rc -ne 0 ]; then
+		log "$name: FAILED"
+		cat "$out/$name.rx" "$out/$name.rx.err"
+		fails=$((fails + 1))
+		return 1
+	fi
+	log "$name: $(sed -n 's/^throughput_mbps: //p' "$out/$name.rx") Mbit/s," \
+	    "receiver CPU $(sed -n 's/^cpu_user_s: //p' "$out/$name.rx") s user" \
+	    "$(sed -n 's/^cpu_kernel_s: //p' "$out/$name.rx") s kernel," \
+	    "$(sed -n 's/^plugin_dmabuf_bytes: //p' "$out/$name.rx") bytes through the dma-buf"
+}
+
 mkdir -p "$out"
 topo_setup || exit 1
 srv_setup || { log "server NIC setup failed"; exit 1; }
@@ -249,6 +290,22 @@ for r in $(seq 1 "$flow_reps"); do
 done
 ip netns exec "$SRV_NS" sysctl -qw net.ipv4.tcp_rmem="$rmem_default"
 log "flows done after $(( $(date +%s) - start )) s (guest clock)"
+
+# 6. the NCCL plugin against raw devmem RX, interleaved
+if want nccl; then
+	if [ -x "$nccl"/nccl_harness ] && [ -e "$nccl"/libnccl-net-devmem.so ]; then
+		set_mtu 1500 || { log "MTU 1500: link did not come back"; exit 1; }
+		for r in $(seq 1 "$reps"); do
+			pair "nccl-raw-$r" devmem plain 1 "$mib"
+			nccl_pair "nccl-unpack-$r" unpack
+			nccl_pair "nccl-copy-$r" copy
+		done
+	else
+		log "nccl: no plugin harness in $nccl (make nccl)"
+		fails=$((fails + 1))
+	fi
+	log "nccl done after $(( $(date +%s) - start )) s (guest clock)"
+fi
 
 # 5. the profiled run
 want profile && { set_mtu 1500 && pair "profile-devmem-1" devmem plain 1 "$mib"; }
