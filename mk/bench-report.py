@@ -695,25 +695,31 @@ plot "{mdat}" using 5:xtic(1) title "bounce" lc rgb "#8172b3", \\
         w("## The NCCL plugin's devmem RX against raw devmem RX "
           "(receiver, CPU 1)")
         w("")
-        w("Interleaved rounds at MTU 1500, the same link and NIC set-up as "
-          "the RX table. *raw*: devmem_bench rx devmem (recvmsg with "
+        w("Interleaved rounds at MTU 1500 on the RX table's link and NIC "
+          "set-up. *raw*: devmem_bench rx devmem (recvmsg with "
           "MSG_SOCK_DEVMEM on one connection, tokens back in calls of 128, "
-          "no copy: what ncdevmem does), its flow on queue 1 by RSS. "
-          "*plugin*: nccl-net-devmem's harness in bench mode "
-          "(`nccl_harness --bench`) driving the plugin as NCCL does: 512 "
-          "KiB messages, 8 receives in flight, irecvConsumed for each, 2 "
-          "data sockets and the control socket, the progress threads and "
-          "the driver all pinned to CPU 1; host traffic on queue 0, and the "
-          "plugin binds queue 1 (its own 64 MiB udmabuf) and steers its "
-          "data sockets there. *UNPACK delivery*: the plugin writes NCCL's "
-          "UNPACK metas and gives the tokens back in irecvConsumed; the "
-          "driver takes each receive's metas as NCCL's kernel would but "
-          "does not gather (in production that copy is the GPU's). *Copy "
-          "delivery*: the plugin copies every byte out of the mapped "
-          "dma-buf into the receive buffer (one CPU copy per byte; for "
-          "host buffers, or GPUs without UNPACK). The driver sleeps 20 us "
-          "when a pass over its receives finds none done (NCCL's proxy "
-          "thread spins there instead).")
+          "no copy: what ncdevmem does), its flow on queue 1 by RSS, its "
+          "receive buffer autotuned. *plugin*: nccl-net-devmem's harness in "
+          "bench mode (`nccl_harness --bench`) driving the plugin as NCCL "
+          "does: 512 KiB messages, 8 receives in flight, irecvConsumed for "
+          "each, the plugin's defaults (2 data sockets with a 1 MiB "
+          "SO_RCVBUF each, 2 progress threads, and the control socket), "
+          "the progress threads and the driver all pinned to CPU 1; host "
+          "traffic on queue 0, and the plugin binds queue 1 (its own 64 MiB "
+          "udmabuf) and steers its data sockets there. A plugin run in "
+          "which less than 90% of the bytes came through the dma-buf "
+          "(or, with UNPACK, through metas) fails instead of being "
+          "measured. *UNPACK delivery*: the plugin writes NCCL's UNPACK "
+          "metas and gives the tokens back in irecvConsumed; the driver "
+          "takes each receive's metas as NCCL's kernel would but does not "
+          "gather (in production that copy is the GPU's). *Copy delivery*: "
+          "the plugin copies every byte out of the mapped dma-buf into the "
+          "receive buffer (one CPU copy per byte; for host buffers, or GPUs "
+          "without UNPACK). Both drivers sleep 20 us (timer slack 1 ns) "
+          "when a pass over their requests finds none done, where NCCL's "
+          "proxy thread would spin; the receiving driver's own thread "
+          "(test() calls and naps) is counted in the figures and shown "
+          "apart below.")
         w("")
         hdr = ("| receiver | throughput Mbit/s | vs raw | CPU ms/GiB total "
                "| vs raw |")
@@ -749,6 +755,16 @@ plot "{mdat}" using 5:xtic(1) title "bounce" lc rgb "#8172b3", \\
                         f"{rng(self.insn_of(iruns))} | "
                         f"{pct(ratio(d['insn'], raw.get('insn')))} |")
             w(row + f" {fmt(med([r.copy for r in runs]), 3)} |")
+        w("")
+        for key, label in self.NCCL_ROWS[1:]:
+            runs = [r for r in self.nccl.get(key, [])
+                    if "driver_cpu_s" in r.kv]
+            if runs:
+                w(f"{label}: the driver's thread used "
+                  f"{fmt(med([r.get('driver_cpu_s') * 1e3 / r.gib for r in runs]))}"
+                  f" ms/GiB of CPU and napped "
+                  f"{fmt(med([r.get('driver_naps') / r.gib for r in runs]), 0)}"
+                  f" times per GiB (medians).")
         w("")
         dm = [int(r.get("plugin_dmabuf_bytes")) for key in ("unpack", "copy")
               for r in self.nccl.get(key, []) if "plugin_dmabuf_bytes" in r.kv]

@@ -38,6 +38,7 @@ enum { DM_RX_HDR = 0, DM_RX_MATCH, DM_RX_INLINE, DM_RX_CLOSED };
 #define DM_IO_BUDGET (8u << 20)	/* bytes per socket before looking around again */
 #define DM_POLL_MS 1000
 #define DM_TOKEN_RETRY_MS 10000	/* a devmem recvmsg failing is tried again this long */
+#define DM_RETRY_GAP_MS 100	/* a failure this long after the last one starts afresh */
 
 static const char *kind(const struct dm_comm *c)
 {
@@ -322,9 +323,10 @@ static int match_send(struct dm_comm *c)
  * May a failed receive on a devmem socket pass?  A devmem recvmsg that
  * cannot hand out a token (its socket's token table cannot grow: memory,
  * or a memory cgroup at its limit) takes nothing off the socket and fails
- * with EFAULT, as mainline reports every devmem receive failure (the
- * plugin never passes MSG_PEEK or a control buffer too small for one
- * cmsg); a kernel that says ENOMEM or ENOBUFS means the same.
+ * with EFAULT, the errno mainline gives every failed devmem receive (a bad
+ * buffer, data the kernel cannot report, too: those do not pass and fail
+ * the comm once the retries are over); a kernel that says ENOMEM or
+ * ENOBUFS means a token too.
  */
 static int recv_may_pass(const struct dm_comm *c, ssize_t r, const char *why)
 {
@@ -333,11 +335,12 @@ static int recv_may_pass(const struct dm_comm *c, ssize_t r, const char *why)
 
 /*
  * Such a receive is tried again every millisecond (tokens given back and
- * memory freed meanwhile make room) for DM_TOKEN_RETRY_MS, then the comm
- * fails with the reason.  @k: the data socket, or -1 for the control
- * socket; @since: its retry clock.  1: try again now, -1: given up.
+ * memory freed meanwhile make room) while it has failed for less than
+ * DM_TOKEN_RETRY_MS without a gap of DM_RETRY_GAP_MS, then the comm fails
+ * with the reason.  @k: the data socket, or -1 for the control socket;
+ * @rt: its retry state.  1: try again now, -1: given up.
  */
-static int recv_retry(struct dm_comm *c, int k, uint64_t *since)
+static int recv_retry(struct dm_comm *c, int k, struct dm_retry *rt)
 {
 	int err = errno;
 	uint64_t now = dm_now_ms();
@@ -348,15 +351,16 @@ static int recv_retry(struct dm_comm *c, int k, uint64_t *since)
 	else
 		snprintf(name, sizeof(name), "data socket %d", k);
 	if (atomic_fetch_add(&c->rxcnt.retries, 1) == 0)
-		DM_WARN("recv comm %p: %s: devmem recvmsg: %s (no token could be handed out: "
-			"memory); retrying for up to %d s", (void *)c, name, strerror(err),
+		DM_WARN("recv comm %p: %s: devmem recvmsg: %s (no token could be handed out, or "
+			"a bad buffer); retrying for up to %d s", (void *)c, name, strerror(err),
 			DM_TOKEN_RETRY_MS / 1000);
-	if (!*since) {
-		*since = now;
-	} else if (now - *since >= DM_TOKEN_RETRY_MS) {
+	if (!rt->since_ms || now - rt->last_ms > DM_RETRY_GAP_MS)
+		rt->since_ms = now;
+	rt->last_ms = now;
+	if (now - rt->since_ms >= DM_TOKEN_RETRY_MS) {
 		dm_comm_error(c, ncclSystemError, "%s: devmem recvmsg failed for %d s: %s (no "
-			      "token could be handed out)", name, DM_TOKEN_RETRY_MS / 1000,
-			      strerror(err));
+			      "token could be handed out, or a bad buffer)", name,
+			      DM_TOKEN_RETRY_MS / 1000, strerror(err));
 		return -1;
 	}
 	usleep(1000);
@@ -387,12 +391,12 @@ static int ctrl_read_hdr(struct dm_comm *c, short *ev)
 			if (errno == EINTR)
 				continue;
 			if (recv_may_pass(c, r, why))
-				return recv_retry(c, -1, &x->retry_since_ms);
+				return recv_retry(c, -1, &x->retry);
 			dm_comm_error(c, why ? ncclSystemError : ncclRemoteError, "control socket: %s",
 				  why ? why : strerror(errno));
 			return -1;
 		}
-		x->retry_since_ms = 0;
+		x->retry.since_ms = 0;
 		x->off += (size_t)r;
 		if (x->off == DM_HDR_LEN) {
 			why = dm_hdr_decode(x->buf, &x->hdr);
@@ -464,14 +468,14 @@ static int ctrl_recv_step(struct dm_comm *c, short *ev)
 					      x->inl_gpu, NULL, &why);
 
 			if (n > 0) {
-				x->retry_since_ms = 0;
+				x->retry.since_ms = 0;
 				x->inl_dst += n;
 				x->inl_left -= (uint64_t)n;
 			} else if (n < 0 && would_block()) {
 				*ev = POLLIN;
 				return 0;
 			} else if (recv_may_pass(c, n, why)) {
-				return recv_retry(c, -1, &x->retry_since_ms);
+				return recv_retry(c, -1, &x->retry);
 			} else if (!(n < 0 && errno == EINTR)) {
 				dm_comm_error(c, why ? ncclSystemError : ncclRemoteError,
 					  "control socket: %s", why ? why : n ? strerror(errno) :
@@ -569,7 +573,7 @@ static int data_recv_step(struct dm_comm *c, int k, short *ev)
 			return -1;
 		}
 		if (r > 0) {
-			s->retry_since_ms = 0;
+			s->retry.since_ms = 0;
 			s->ptr += r;
 			s->left -= (uint64_t)r;
 			moved += (uint64_t)r;
@@ -578,10 +582,10 @@ static int data_recv_step(struct dm_comm *c, int k, short *ev)
 		} else if (r < 0 && would_block()) {
 			*ev = POLLIN;
 			return 0;
-		} else if (recv_may_pass(c, r, why)) {
-			return recv_retry(c, k, &s->retry_since_ms);
 		} else if (r < 0 && errno == ENOBUFS && s->gpu) {
 			return 0;	/* woken when pages come back */
+		} else if (recv_may_pass(c, r, why)) {
+			return recv_retry(c, k, &s->retry);
 		} else if (!(r < 0 && errno == EINTR)) {
 			dm_comm_error(c, why ? ncclSystemError : ncclRemoteError, "data socket %d: %s", k,
 				  why ? why : r ? strerror(errno) :

@@ -332,6 +332,12 @@ struct dm_zc {
 };
 
 /* Progress of one data socket, owned by one worker thread. */
+/* A devmem recvmsg failing (copy.c): since when, without a gap of more
+ * than DM_RETRY_GAP_MS between failures; and the last failure. */
+struct dm_retry {
+	uint64_t since_ms, last_ms;
+};
+
 struct dm_sock {
 	int fd;
 	uint64_t cursor;	/* next request (send) or message (recv) to look at */
@@ -343,7 +349,7 @@ struct dm_sock {
 	uint64_t tx_off;	/* and the dma-buf offset of ptr */
 	int gpu;		/* ptr is GPU memory: */
 	uint64_t stg_off, stg_have;	/* send: its next bytes in the stage (gpu.c) */
-	uint64_t retry_since_ms;	/* recv: devmem recvmsg failing since (copy.c) */
+	struct dm_retry retry;	/* recv: a devmem recvmsg failing (copy.c) */
 	struct dm_zc zc;
 };
 
@@ -373,7 +379,7 @@ struct dm_ctrl {
 	int inl_gpu;
 	uint64_t inl_left;
 	struct dm_msg *inl_msg;
-	uint64_t retry_since_ms;	/* devmem recvmsg failing since (copy.c) */
+	struct dm_retry retry;	/* recv: a devmem recvmsg failing (copy.c) */
 };
 
 struct dm_comm {

@@ -2,7 +2,7 @@
 # make bench, inside the guest: devmem_bench runs over the emulated wire.
 #
 # Usage: bench-guest.sh TESTS_DIR OUT_DIR [REPS [MIB [FLOW_REPS [BIND_SIZES
-#                       [SECTIONS [MTUS]]]]]]
+#                       [SECTIONS [MTUS [NCCL_DIR]]]]]]]
 #
 # The server NIC gets header split on and its whole RSS table pointed at RX
 # queue 1 (queue 0 gets nothing), its interrupts on CPU 1; the client NIC's
@@ -194,7 +194,11 @@ nccl_pair()
 
 	run=$((run + 1))
 	nic_stats > "$out/.nic0"
-	ip netns exec "$SRV_NS" ethtool -X "$SRV_IF" equal 1 || return 1
+	if ! ip netns exec "$SRV_NS" ethtool -X "$SRV_IF" equal 1; then
+		log "$name: FAILED (ethtool -X equal 1)"
+		fails=$((fails + 1))
+		return 1
+	fi
 	irq_pin "$SRV_NS" "$SRV_IF" 1
 	irq_pin "$CLI_NS" "$CLI_IF" 0
 	HARNESS_WIRE="$SRV_NS,$SRV_IF,$CLI_NS,$CLI_IF" timeout 900 \

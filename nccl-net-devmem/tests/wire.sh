@@ -55,6 +55,23 @@ ret=0
 
 srv() { ip netns exec "$SRV_NS" "$@"; }
 
+fi_dir=/sys/kernel/debug/failslab
+fpa_dir=/sys/kernel/debug/fail_page_alloc
+# The failslab settings as they were before the fault-injection cases
+# (below), put back by faults_restore, also from cleanup: probability
+# first, so that no task fails while the rest is.
+faults_restore()
+{
+	local k
+
+	[ -n "$fi_knobs" ] || return 0
+	for k in probability $fi_knobs; do
+		echo "${fi_was[$k]}" > "$fi_dir/$k"
+	done
+	echo "$fpa_verbose" > "$fpa_dir"/verbose
+	fi_knobs=
+}
+
 cleanup()
 {
 	local i
@@ -67,6 +84,7 @@ cleanup()
 	srv "$DMCTL" hds-thresh "$SRV_IF" 256 2>/dev/null
 	srv ip link set dev "$SRV_IF" up 2>/dev/null	# wire-tx-done-when-acked
 	[ -n "$udmabuf_limit" ] && echo "$udmabuf_limit" > "$UDMABUF_LIMIT"
+	faults_restore
 	topo_teardown
 }
 
@@ -82,6 +100,7 @@ if [ ! -x "$HARNESS" ] || [ ! -e "$LIB" ]; then
 fi
 UDMABUF_LIMIT=/sys/module/udmabuf/parameters/size_limit_mb
 udmabuf_limit=
+fi_knobs=
 trap cleanup EXIT
 topo_setup || exit 1
 # wire-tx-done-when-acked takes the server NIC down and up: keep its
@@ -127,27 +146,29 @@ harness wire-devmem-rx-sizes wire-devmem-rx-8-outstanding wire-copy-mode-env \
 # receiver's thread, sleeping allocations failable, no stack dumps; then
 # every slab allocation of that thread failing (task filter), until the
 # plugin gives up.
-fi_dir=/sys/kernel/debug/failslab
-fpa_dir=/sys/kernel/debug/fail_page_alloc
-fi_knobs="verbose ignore-gfp-wait task-filter probability interval times"
 if [ -d "$fi_dir" ] && [ -d "$fpa_dir" ]; then
 	declare -A fi_was
-	for k in $fi_knobs; do
+	for k in verbose ignore-gfp-wait task-filter probability interval times; do
 		fi_was[$k]=$(cat "$fi_dir/$k")
 	done
 	fpa_verbose=$(cat "$fpa_dir"/verbose)
-	echo 0 > "$fi_dir"/verbose && echo N > "$fi_dir"/ignore-gfp-wait &&
-		echo 0 > "$fpa_dir"/verbose || fail "fault injection set-up"
-	harness wire-token-table-enomem
-	echo Y > "$fi_dir"/task-filter && echo 1 > "$fi_dir"/interval &&
-		echo -1 > "$fi_dir"/times && echo 100 > "$fi_dir"/probability ||
+	fi_knobs="verbose ignore-gfp-wait task-filter probability interval times"
+	if echo 0 > "$fi_dir"/verbose && echo N > "$fi_dir"/ignore-gfp-wait &&
+		echo 0 > "$fpa_dir"/verbose; then
+		harness wire-token-table-enomem
+	else
 		fail "fault injection set-up"
-	harness wire-token-table-gives-up
-	# probability first: no task fails while the rest is put back
-	for k in probability $fi_knobs; do
-		echo "${fi_was[$k]}" > "$fi_dir/$k"
-	done
-	echo "$fpa_verbose" > "$fpa_dir"/verbose
+	fi
+	if echo Y > "$fi_dir"/task-filter && echo 1 > "$fi_dir"/interval &&
+		echo -1 > "$fi_dir"/times && echo 100 > "$fi_dir"/probability; then
+		harness wire-token-table-gives-up
+	else
+		fail "fault injection set-up"
+	fi
+	faults_restore
+else
+	echo "SKIP: wire-token-table-enomem, wire-token-table-gives-up: no fault injection" \
+		"(debugfs failslab)"
 fi
 [ "$(rules)" = 0 ] || fail "$(rules) ntuple rule(s) left after the harness"
 [ "$(bound)" = 0 ] || fail "queue $((nq - 1)) still bound ($(bound)) after the harness"
