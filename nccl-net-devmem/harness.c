@@ -3109,6 +3109,17 @@ static int case_fuzz(void)
 
 /* ------------------------------------------- over the wire (HARNESS_WIRE) */
 
+/* The plugin's reason for copy mode, as logged ("no devmem RX" or "copy
+ * mode" and what follows), or a note that it gave none. */
+static const char *copy_reason(void)
+{
+	const char *r = log_find("no devmem RX");
+
+	if (!r)
+		r = log_find("copy mode");
+	return r ? r : "(no reason logged)";
+}
+
 /* Checks how the receiver took the plan: `expect` NULL = devmem RX, with
  * at least 90% of the data sockets' bytes through the dma-buf; else copy
  * mode, with `expect` in the log (the reason). */
@@ -3119,7 +3130,7 @@ static int wire_expect(const struct plan *p, const char *expect)
 
 	if (!expect) {
 		if (!log_find("devmem RX (binding"))
-			FAIL("the recv comm did not use devmem RX");
+			FAIL("the recv comm did not use devmem RX: %.300s", copy_reason());
 		got = logged_number(" bytes received into the dma-buf");
 		if (got < 0 || (uint64_t)got * 10 < want * 9)
 			FAIL("%lld of %llu bytes came through the dma-buf", got,
@@ -3131,7 +3142,7 @@ static int wire_expect(const struct plan *p, const char *expect)
 	if (log_find("devmem RX (binding"))
 		FAIL("devmem RX used, copy mode expected (%s)", expect);
 	if (!log_find(expect))
-		FAIL("copy mode without \"%s\" in the log", expect);
+		FAIL("copy mode without \"%s\" in the log: %.300s", expect, copy_reason());
 	diag("copy mode: %s", log_find(expect));
 	return 0;
 }
@@ -3379,7 +3390,10 @@ static int case_wire_token_gives_up(void)
 
 /* Run with all but one of the receiver NIC's rule locations taken
  * (tests/wire.sh): the first data socket's rule is added, the second's
- * refused, and the first undone. */
+ * refused, and the first undone.  On igb a rule is also refused when its
+ * flow's RSS bucket holds one of the 15 rules already there (which use
+ * queue 0): then data socket 0's is, and nothing is left to undo; either
+ * way the connection is served in copy mode and the table keeps its 15. */
 static int case_wire_steer_refused(void)
 {
 	struct plan p;
@@ -3388,7 +3402,7 @@ static int case_wire_steer_refused(void)
 
 	cfg.send_env[0] = "NCCL_DEVMEM_NSOCKS=2";	/* the connecting side's count */
 	plan_sizes(&p, wire_sizes, (int)(sizeof(wire_sizes) / sizeof(wire_sizes[0])), 2, 77);
-	rc = run_pair(&cfg) || wire_expect(&p, "copy mode: ntuple rule for data socket 1 ");
+	rc = run_pair(&cfg) || wire_expect(&p, "copy mode: ntuple rule for data socket ");
 	plan_free(&p);
 	return rc ? -1 : 0;
 }
