@@ -4046,7 +4046,8 @@ static int run_case(int num, const struct tcase *t)
  * loopback, in copy mode: a smoke test), as NCCL moves data: 512 KiB
  * messages (NCCL's SIMPLE step over a network), 8 receives in flight, each
  * given back with irecvConsumed once done; the plugin's defaults (2 data
- * sockets, 2 progress threads).  MODE: "unpack" (devmem RX, the UNPACK
+ * sockets, 2 progress threads) unless NCCL_DEVMEM_NSOCKS / _NTHREADS say
+ * otherwise (the data sockets are printed).  MODE: "unpack" (devmem RX, the UNPACK
  * metas taken as NCCL's kernel would take them, minus the gather, which is
  * GPU work in production) or "copy" (devmem RX, the plugin copies the
  * bytes into the receive buffers).  The receiver runs pinned to CPU 1 (its
@@ -4349,8 +4350,6 @@ static int bench_main(int argc, char **argv)
 	b.bytes = (uint64_t)mibs << 20;
 	b.cpus = (int)sysconf(_SC_NPROCESSORS_ONLN);
 	nmsg = b.bytes / BENCH_MSG;
-	unsetenv("NCCL_DEVMEM_NSOCKS");
-	unsetenv("NCCL_DEVMEM_NTHREADS");
 	if (b.unpack)
 		unpack_env_set();
 	if (bench_pin(&b, 1) || bench_markers_map(b.id) ||
