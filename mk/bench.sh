@@ -14,8 +14,8 @@
 #    the NCCL plugin against raw devmem RX.
 # 2. "insn": multi-threaded TCG with the QEMU plugin vm/insn-count.c, which
 #    counts the instructions each vCPU executes (receiver and sender apart).
-#    RX and TX modes, flows and the NCCL plugin only; with BENCH_MEM=1 (the default) it
-#    also counts the bytes each vCPU loads and stores (memory traffic per
+#    RX and TX modes, flows and the NCCL plugin only; with BENCH_MEM=1 (the
+#    default) it also counts the bytes each vCPU loads and stores (memory traffic per
 #    payload byte). It cannot share the first boot: with
 #    -icount's single TCG thread, QEMU 10.0 counts a block's instructions for
 #    the vCPU that translated it, whichever vCPU runs it. BENCH_INSN=0
@@ -32,7 +32,8 @@
 #    BENCH_PROFILE=0 leaves it out.
 #
 # Knobs: BENCH_SECTIONS (all: "modes tokens flows bind nccl"; the insn
-# boot runs those of them among "modes flows nccl"), BENCH_REPS (5), BENCH_MIB (256), BENCH_FLOW_REPS (3),
+# boot runs those of them among "modes flows nccl"), BENCH_REPS (5),
+# BENCH_MIB (256), BENCH_FLOW_REPS (3),
 # BENCH_BIND_SIZES ("16M 64M 256M 1G"), BENCH_MTUS ("1500 4148 9000": the
 # RX modes at each), BENCH_INSN (1), BENCH_MEM (1), VM_ICOUNT, VM_CPU,
 # VM_MEM (6G), VM_TIMEOUT (3000 per boot).
