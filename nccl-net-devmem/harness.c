@@ -3407,6 +3407,14 @@ static int case_wire_steer_refused(void)
 	return rc ? -1 : 0;
 }
 
+/* Run with the interface's steering lock file opened up to every user, or
+ * its directory writable by every user (tests/wire.sh): the plugin does
+ * not take a lock that anyone could hold, and says so. */
+static int case_wire_steer_lock_open_to_all(void)
+{
+	return wire_sizes_case(NULL, "any user could hold it");
+}
+
 /* Run with RSS spreading host traffic onto the last queue (tests/wire.sh). */
 static int case_wire_rss_refused(void)
 {
@@ -3976,6 +3984,7 @@ static const struct tcase cases[] = {
 	{ "wire-copy-mode-env", case_wire_copy_env, 120 },
 	{ "wire-bind-refused", case_wire_bind_refused, 120 },
 	{ "wire-steering-refused", case_wire_steer_refused, 120 },
+	{ "wire-steer-lock-open-to-all", case_wire_steer_lock_open_to_all, 120 },
 	{ "wire-token-table-enomem", case_wire_token_enomem, 120 },
 	{ "wire-token-table-gives-up", case_wire_token_gives_up, 120 },
 	{ "wire-rss-onto-devmem-queue", case_wire_rss_refused, 120 },

@@ -120,8 +120,9 @@ int dm_nl_bind_tx(struct dm_nl *nl, int ifindex, int dmabuf_fd, uint32_t *id, ch
 /* RX queues of the device (channels), or -errno. */
 int dm_ethtool_rx_queues(const char *ifname);
 /* An ntuple rule sending the TCP flow of connected socket fd (as received)
- * to `queue`; its location in *loc.  0 or -errno. */
-int dm_steer_add(const char *ifname, int fd, unsigned queue, int *loc);
+ * to `queue`; its location in *loc.  0, or -errno with the reason in why. */
+int dm_steer_add(const char *ifname, int fd, unsigned queue, int *loc, char *why,
+		 size_t wl);
 /* Deletes the rule at loc if it is still the one for fd's flow (fd < 0:
  * unchecked). 0 or -errno (-ESTALE: another rule took the location). */
 int dm_steer_del(const char *ifname, int fd, int loc);

@@ -317,11 +317,13 @@ int dm_rx_steer(struct dm_rx_region *r, const int *fds, int n, int unpack, int *
 	pthread_mutex_unlock(&rx_lock);
 	*reserved = need;
 	for (i = 0; i < n; i++) {
+		char swhy[320];
+
 		err = dm_steer_add(r->ifname, fds[i], r->queues[(unsigned)i % (unsigned)r->nqueues],
-				   &locs[i]);
+				   &locs[i], swhy, sizeof(swhy));
 		if (err) {
 			snprintf(why, wl, "ntuple rule for data socket %d on %s: %s", i, r->ifname,
-				 err == -EWOULDBLOCK ? "the steering lock is busy" : strerror(-err));
+				 swhy);
 			dm_rx_unsteer(r, fds, locs, n, reserved);
 			return err;
 		}

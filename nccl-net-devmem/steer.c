@@ -10,12 +10,22 @@
  * that two processes of this plugin never take the same location.  Other
  * tools do not take the lock: the administrator keeps their rules apart
  * (README).
+ *
+ * Whoever can open the lock file can hold it, and a job that finds it
+ * held for 20 ms serves its connection in copy mode.  So the file is not
+ * for every user: it lives in a directory of its own that only its
+ * creator (root) may enter, with mode 0600; a directory that others may
+ * write to, a file that everyone may open or one that another user owns
+ * (an administrator's chmod, a stale file) is not used.  A job with
+ * CAP_NET_ADMIN that is not root steers only where the administrator lets
+ * its group read the directory and the file (README).
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/ethtool.h>
 #include <linux/sockios.h>
 #include <net/if.h>
+#include <pthread.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,12 +33,14 @@
 #include <sys/file.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "plugin.h"
 
-/* one lock file per interface; any user may take it (read-only open) */
-#define DM_STEER_LOCK "/run/nccl-net-devmem-steer.%s.lock"
+/* one lock file per interface, read-only opens suffice for flock() */
+#define DM_STEER_DIR "/run/nccl-net-devmem"
+#define DM_STEER_LOCK_NAME "steer.%s.lock"
 #define DM_STEER_MAX_RULES 1024
 
 static int ethtool_ioctl(const char *ifname, void *cmd)
@@ -167,30 +179,146 @@ static void fill_spec(struct ethtool_rx_flow_spec *fs, const struct sockaddr_sto
 	}
 }
 
-int dm_steer_add(const char *ifname, int fd, unsigned queue, int *loc_out)
+/* Opens the interface's lock file, creating it (and its directory) when
+ * missing.  Refused, saying why, when a user other than root or us could
+ * hold it or swap it: the directory writable by others, the file readable
+ * by everyone, or either owned by another user. */
+static int steer_lock_open(const char *ifname, char *why, size_t wl)
+{
+	char name[32 + IF_NAMESIZE];
+	uid_t me = geteuid();
+	struct stat st;
+	int dir, lock, err;
+
+	if (mkdir(DM_STEER_DIR, 0700) && errno != EEXIST) {
+		err = -errno;
+		snprintf(why, wl, "the steering lock's directory %s: %s", DM_STEER_DIR,
+			 strerror(-err));
+		return err;
+	}
+	dir = open(DM_STEER_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dir < 0) {
+		err = -errno;
+		snprintf(why, wl, "the steering lock's directory %s: %s", DM_STEER_DIR,
+			 strerror(-err));
+		return err;
+	}
+	if (fstat(dir, &st)) {
+		err = -errno;
+		snprintf(why, wl, "the steering lock's directory %s: %s", DM_STEER_DIR,
+			 strerror(-err));
+		close(dir);
+		return err;
+	}
+	if ((st.st_uid && st.st_uid != me) || (st.st_mode & (S_IWGRP | S_IWOTH))) {
+		snprintf(why, wl, "the steering lock's directory %s is owned by uid %u or "
+			 "writable by others (mode %04o), so any user could hold it: make it "
+			 "root's, mode 0700 or 0750", DM_STEER_DIR, (unsigned)st.st_uid,
+			 (unsigned)st.st_mode & 07777);
+		close(dir);
+		return -EPERM;
+	}
+	snprintf(name, sizeof(name), DM_STEER_LOCK_NAME, ifname);
+	/* O_NONBLOCK: whatever sits there, the open does not wait */
+	lock = openat(dir, name, O_RDONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
+	if (lock < 0) {
+		err = -errno;
+		snprintf(why, wl, "the steering lock %s/%s: %s", DM_STEER_DIR, name,
+			 strerror(-err));
+		close(dir);
+		return err;
+	}
+	if (fstat(lock, &st)) {
+		err = -errno;
+		snprintf(why, wl, "the steering lock %s/%s: %s", DM_STEER_DIR, name,
+			 strerror(-err));
+	} else if (!S_ISREG(st.st_mode) || st.st_nlink != 1) {
+		err = -EPERM;
+		snprintf(why, wl, "the steering lock %s/%s is not a plain file (mode %06o, "
+			 "%u links): remove it", DM_STEER_DIR, name, (unsigned)st.st_mode,
+			 (unsigned)st.st_nlink);
+	} else if ((st.st_uid && st.st_uid != me) || (st.st_mode & (S_IROTH | S_IWOTH))) {
+		err = -EPERM;
+		snprintf(why, wl, "the steering lock %s/%s is owned by uid %u or open to every "
+			 "user (mode %04o), so any user could hold it: remove it", DM_STEER_DIR,
+			 name, (unsigned)st.st_uid, (unsigned)st.st_mode & 07777);
+	} else {
+		close(dir);
+		return lock;
+	}
+	close(lock);
+	close(dir);
+	return err;
+}
+
+/* Held from the lock file's open to its close.  A child forked meanwhile
+ * would share the open file, and the flock() with it, for as long as it
+ * lives (a data loader worker: the whole job): fork() waits for it. */
+static pthread_mutex_t lock_held = PTHREAD_MUTEX_INITIALIZER;
+static pthread_once_t fork_guard_once = PTHREAD_ONCE_INIT;
+
+static void fork_prepare(void)
+{
+	pthread_mutex_lock(&lock_held);
+}
+
+static void fork_done(void)
+{
+	pthread_mutex_unlock(&lock_held);
+}
+
+static void fork_guard_init(void)
+{
+	pthread_atfork(fork_prepare, fork_done, fork_done);
+}
+
+static int steer_add_locked(const char *ifname, const struct sockaddr_storage *local,
+			    const struct sockaddr_storage *peer, unsigned queue, int *loc_out,
+			    char *why, size_t wl);
+
+int dm_steer_add(const char *ifname, int fd, unsigned queue, int *loc_out, char *why,
+		 size_t wl)
 {
 	struct sockaddr_storage local, peer;
 	socklen_t ll = sizeof(local), pl = sizeof(peer);
-	struct ethtool_rxnfc ins;
-	char path[64 + IF_NAMESIZE];
-	int lock, loc, r, tries;
+	int r;
 
 	*loc_out = -1;
 	if (getsockname(fd, (struct sockaddr *)&local, &ll) ||
-	    getpeername(fd, (struct sockaddr *)&peer, &pl))
-		return -errno;
+	    getpeername(fd, (struct sockaddr *)&peer, &pl)) {
+		r = -errno;
+		snprintf(why, wl, "%s", strerror(-r));
+		return r;
+	}
 	if (local.ss_family != peer.ss_family ||
-	    (local.ss_family != AF_INET && local.ss_family != AF_INET6))
+	    (local.ss_family != AF_INET && local.ss_family != AF_INET6)) {
+		snprintf(why, wl, "not a TCP/IP socket");
 		return -EAFNOSUPPORT;
-	/* accept() must not wait: a few tries, then copy mode */
-	snprintf(path, sizeof(path), DM_STEER_LOCK, ifname);
-	lock = open(path, O_RDONLY | O_CREAT | O_CLOEXEC, 0644);
+	}
+	pthread_once(&fork_guard_once, fork_guard_init);
+	pthread_mutex_lock(&lock_held);
+	r = steer_add_locked(ifname, &local, &peer, queue, loc_out, why, wl);
+	pthread_mutex_unlock(&lock_held);
+	return r;
+}
+
+static int steer_add_locked(const char *ifname, const struct sockaddr_storage *local,
+			    const struct sockaddr_storage *peer, unsigned queue, int *loc_out,
+			    char *why, size_t wl)
+{
+	struct ethtool_rxnfc ins;
+	int lock, loc, r, tries;
+
+	lock = steer_lock_open(ifname, why, wl);
 	if (lock < 0)
-		return -errno;
+		return lock;
+	/* accept() must not wait: a few tries, then copy mode */
 	for (tries = 0; flock(lock, LOCK_EX | LOCK_NB); tries++) {
 		if ((errno != EWOULDBLOCK && errno != EINTR) || tries == 20) {
 			r = errno == EINTR ? -EWOULDBLOCK : -errno;
 			close(lock);
+			snprintf(why, wl, "%s", r == -EWOULDBLOCK ?
+				 "the steering lock is busy" : strerror(-r));
 			return r;
 		}
 		usleep(1000);
@@ -200,13 +328,15 @@ int dm_steer_add(const char *ifname, int fd, unsigned queue, int *loc_out)
 	if (loc >= 0) {
 		memset(&ins, 0, sizeof(ins));
 		ins.cmd = ETHTOOL_SRXCLSRLINS;
-		fill_spec(&ins.fs, &local, &peer, queue);
+		fill_spec(&ins.fs, local, peer, queue);
 		ins.fs.location = (uint32_t)loc;
 		r = ethtool_ioctl(ifname, &ins);
 		if (!r)
 			*loc_out = loc;
 	}
 	close(lock);	/* and the lock with it */
+	if (r)
+		snprintf(why, wl, "%s", strerror(-r));
 	return r;
 }
 

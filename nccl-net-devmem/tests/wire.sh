@@ -14,7 +14,8 @@
 #   (tcp-data-split off), when RSS spreads host traffic onto the queue the
 #   plugin would bind, and when steering is refused (the NIC's rule table
 #   full: the rules added for the connection are undone): the same bytes,
-#   the reason in the log;
+#   the reason in the log; a steering lock no other user can hold (nobody
+#   tries) and one opened up to every user refused;
 # - a 4 MiB region that 22 MB pass through (tokens must come back), and a
 #   region too small for a connection's socket buffers (copy mode);
 # - a devmem recvmsg that cannot grow its socket's token table (fault
@@ -172,6 +173,69 @@ else
 fi
 [ "$(rules)" = 0 ] || fail "$(rules) ntuple rule(s) left after the harness"
 [ "$(bound)" = 0 ] || fail "queue $((nq - 1)) still bound ($(bound)) after the harness"
+
+# Another local user and the steering lock: nobody tries to take the lock
+# file (and the world-readable one older versions used) and holds what it
+# gets while a devmem run steers, which must still steer; a world-readable
+# file in /tmp shows that nobody could hold one.  Then the file opened up
+# to every user, and the directory opened to every writer, are refused
+# with the reason.
+lockdir=/run/nccl-net-devmem
+lock=$lockdir/steer.$SRV_IF.lock
+# nobody holding FILE, one process (no child keeps the lock), pid in $!
+hold_as_nobody()
+{
+	setpriv --reuid=65534 --regid=65534 --clear-groups \
+		sh -c 'exec 9<"$1" && flock -n 9 && exec sleep 120' sh "$1" > /dev/null 2>&1 &
+}
+# kill the holders still alive
+release()
+{
+	local p
+
+	for p in "$@"; do
+		kill -0 "$p" 2>/dev/null && kill "$p" && wait "$p" 2>/dev/null
+	done
+	return 0
+}
+control=$(mktemp /tmp/steer-control.XXXXXX) && chmod 0644 "$control" ||
+	fail "mktemp in /tmp"
+hold_as_nobody "$control"
+holders=($!)
+for f in "$lock" "/run/nccl-net-devmem-steer.$SRV_IF.lock"; do
+	hold_as_nobody "$f"
+	holders+=($!)
+done
+sleep 1
+kill -0 "${holders[0]}" 2>/dev/null ||
+	fail "nobody could not hold the world-readable $control (setpriv, flock?)"
+for p in "${holders[@]:1}"; do
+	kill -0 "$p" 2>/dev/null && echo "# nobody holds a steering lock (pid $p)"
+done
+harness wire-devmem-rx-sizes
+release "${holders[@]}"
+rm -f "$control"
+mode=$(stat -c %a "$lockdir" 2>/dev/null)/$(stat -c %a "$lock" 2>/dev/null)
+[ "$mode" = 700/600 ] || fail "steering lock directory/file modes $mode, 700/600 expected"
+if chmod 0755 "$lockdir" && chmod 0644 "$lock"; then
+	hold_as_nobody "$lock"
+	holder=$!
+	sleep 1
+	kill -0 "$holder" 2>/dev/null || fail "nobody could not hold the opened-up $lock"
+	harness wire-steer-lock-open-to-all
+	release "$holder"
+	rm -f "$lock"
+else
+	fail "chmod $lockdir $lock"
+fi
+if chmod 0777 "$lockdir"; then
+	harness wire-steer-lock-open-to-all
+else
+	fail "chmod $lockdir"
+fi
+rm -f "$lock"
+chmod 0700 "$lockdir"
+[ "$(rules)" = 0 ] || fail "$(rules) ntuple rule(s) left after the steering lock cases"
 
 # Steering refused: every location but one taken (by flows to queue 0),
 # and the connection needs two (the default data sockets): one added,
