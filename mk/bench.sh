@@ -30,6 +30,13 @@
 #    receiver's vCPU during one RX devmem run at MTU 1500, turned into the
 #    top 15 kernel functions (mk/bench-profile.py, build/bench/profile.txt).
 #    BENCH_PROFILE=0 leaves it out.
+# 4. "profile-nccl" (when BENCH_SECTIONS has nccl): the same profile of the
+#    receiver's vCPU during one run of the NCCL plugin with UNPACK
+#    delivery, 256 MiB as well (build/bench/profile-nccl.txt), to set
+#    against profile.txt. BENCH_PROFILE=0 leaves it out too.
+#
+# BENCH_ICOUNT=0 leaves boot 1 out (with BENCH_INSN=0: the profiles only,
+# no results table).
 #
 # Knobs: BENCH_SECTIONS (all: "modes tokens flows bind nccl"; the insn
 # boot runs those of them among "modes flows nccl"), BENCH_REPS (5),
@@ -89,25 +96,42 @@ boot()
 }
 
 start=$(date +%s)
-echo "bench: boot 1 of 3: the $flavor kernel under TCG with -icount $icount"
-boot icount "$sections" VM_ICOUNT="$icount" VM_PLUGIN= || exit 1
-echo "icount: $icount" >> "$raw"/icount/env
+if [ "${BENCH_ICOUNT:-1}" != 0 ]; then
+	echo "bench: boot 1: the $flavor kernel under TCG with -icount $icount"
+	boot icount "$sections" VM_ICOUNT="$icount" VM_PLUGIN= || exit 1
+	echo "icount: $icount" >> "$raw"/icount/env
+fi
 
 gcc -O2 -Wall -shared -fPIC -fvisibility=hidden \
 	-o "$out"/insn-count.so "$top"/vm/insn-count.c || exit 1
 if [ "${BENCH_INSN:-1}" != 0 ] && [ -n "$isections" ]; then
-	echo "bench: boot 2 of 3: multi-threaded TCG, counting instructions per vCPU"
+	echo "bench: boot 2: multi-threaded TCG, counting instructions per vCPU"
 	boot insn "$isections" VM_ICOUNT= \
 		VM_PLUGIN="file=$out/insn-count.so,out=$out/insn.log,mem=$mem" || exit 1
 fi
 if [ "${BENCH_PROFILE:-1}" != 0 ]; then
-	echo "bench: boot 3 of 3: multi-threaded TCG, profiling RX devmem's receiver"
+	echo "bench: boot 3: multi-threaded TCG, profiling RX devmem's receiver"
 	mkdir -p "$raw"/profile
 	boot profile "profile" VM_ICOUNT= \
 		VM_PLUGIN="file=$out/insn-count.so,out=$out/profile.log,profile=$out/profile.raw,pvcpu=1" || exit 1
 	frags=$(sed -n 's/^frags: //p' "$raw"/profile/profile-devmem-1.rx)
 	python3 "$top"/mk/bench-profile.py "$out"/profile.raw \
 		"$build"/obj-"$flavor"/vmlinux 15 "${frags:-0}" > "$out"/profile.txt || exit 1
+	case " $sections " in
+	*" nccl "*)
+		echo "bench: boot 4: multi-threaded TCG, profiling the NCCL plugin's receiver"
+		mkdir -p "$raw"/profile-nccl
+		boot profile-nccl "nccl-profile" VM_ICOUNT= \
+			VM_PLUGIN="file=$out/insn-count.so,out=$out/profile-nccl.log,profile=$out/profile-nccl.raw,pvcpu=1" ||
+			exit 1
+		python3 "$top"/mk/bench-profile.py "$out"/profile-nccl.raw \
+			"$build"/obj-"$flavor"/vmlinux 15 > "$out"/profile-nccl.txt || exit 1
+		;;
+	esac
+fi
+if [ "${BENCH_ICOUNT:-1}" = 0 ] && [ "${BENCH_INSN:-1}" = 0 ]; then
+	echo "bench: no measuring boot, no results table; profiles in $out/profile*.txt"
+	exit 0
 fi
 echo "bench: the boots took $(( $(date +%s) - start )) s" |
 	tee "$raw"/total_time

@@ -3409,10 +3409,14 @@ static int case_wire_steer_refused(void)
 
 /* Run with the interface's steering lock file opened up to every user, or
  * its directory writable by every user (tests/wire.sh): the plugin does
- * not take a lock that anyone could hold, and says so. */
+ * not take a lock that anyone could hold, and says so (a WARN too). */
 static int case_wire_steer_lock_open_to_all(void)
 {
-	return wire_sizes_case(NULL, "any user could hold it");
+	if (wire_sizes_case(NULL, "any user could hold it"))
+		return -1;
+	if (!log_find("devmem RX steering refused"))
+		FAIL("no warning that the steering lock is refused");
+	return 0;
 }
 
 /* Run with RSS spreading host traffic onto the last queue (tests/wire.sh). */

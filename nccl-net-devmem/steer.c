@@ -183,6 +183,17 @@ static void fill_spec(struct ethtool_rx_flow_spec *fs, const struct sockaddr_sto
  * missing.  Refused, saying why, when a user other than root or us could
  * hold it or swap it: the directory writable by others, the file readable
  * by everyone, or either owned by another user. */
+static atomic_int unsafe_said;	/* the process has warned of an unsafe lock */
+
+/* An unsafe lock turns devmem RX off for every job on the host: say so once
+ * as a warning, besides each connection's reason at INFO. */
+static int steer_lock_unsafe(const char *why)
+{
+	if (!atomic_exchange(&unsafe_said, 1))
+		DM_WARN("devmem RX steering refused: %s", why);
+	return -EPERM;
+}
+
 static int steer_lock_open(const char *ifname, char *why, size_t wl)
 {
 	char name[32 + IF_NAMESIZE];
@@ -216,7 +227,7 @@ static int steer_lock_open(const char *ifname, char *why, size_t wl)
 			 "root's, mode 0700 or 0750", DM_STEER_DIR, (unsigned)st.st_uid,
 			 (unsigned)st.st_mode & 07777);
 		close(dir);
-		return -EPERM;
+		return steer_lock_unsafe(why);
 	}
 	snprintf(name, sizeof(name), DM_STEER_LOCK_NAME, ifname);
 	/* O_NONBLOCK: whatever sits there, the open does not wait */
@@ -246,6 +257,8 @@ static int steer_lock_open(const char *ifname, char *why, size_t wl)
 		close(dir);
 		return lock;
 	}
+	if (err == -EPERM)
+		steer_lock_unsafe(why);
 	close(lock);
 	close(dir);
 	return err;

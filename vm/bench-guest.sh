@@ -49,6 +49,10 @@
 #    1 and steers its data sockets there, as an administrator sets a host
 #    up for it (nccl-net-devmem/README.md); raw devmem gets queue 1 by RSS.
 #
+# 7. "nccl-profile" (only when SECTIONS names it): one run of the NCCL
+#    plugin with UNPACK delivery, MIB MiB at MTU 1500, set up as in 6, for
+#    the per-block profile of the receiver's CPU.
+#
 # SECTIONS (default "modes tokens flows bind") picks which of them run;
 # NCCL_DIR (9th argument, default the build directory's nccl/) holds the
 # plugin and its harness.
@@ -313,6 +317,9 @@ fi
 
 # 5. the profiled run
 want profile && { set_mtu 1500 && pair "profile-devmem-1" devmem plain 1 "$mib"; }
+
+# 7. the profiled run of the plugin
+want nccl-profile && { set_mtu 1500 && nccl_pair "profile-nccl-unpack" unpack; }
 
 # 4. bind sizes
 want bind || bind_sizes=
