@@ -648,7 +648,12 @@ struct plan {
 	int total;		/* messages */
 	int send_mem;		/* the sender's buffers: SEND_MEM_* */
 	int send_drop_euid;	/* the sender becomes nobody after registering */
+	int hold_first_ms;	/* receive #0 consumed only this long after it is done */
 };
+
+/* With hold_first_ms: how many of the other receives in flight were done
+ * when the hold ended (-1: no hold). */
+static int held_done = -1;
 
 enum {
 	SEND_MEM_MALLOC = 0,	/* malloc, regMr */
@@ -1076,6 +1081,31 @@ static int run_recv(struct net *n, void *rc_, const struct plan *p, int ms, int 
 			if (j == p->depth)
 				break;
 			g = &p->g[s[j].g];
+			if (p->hold_first_ms && done == 0) {
+				/* receive #0's pages held: what else gets done? */
+				int k;
+
+				usleep((useconds_t)scaled(p->hold_first_ms) * 1000);
+				held_done = 0;
+				for (k = 0; k < p->depth; k++) {
+					int d = 0, sizes[MAX_N];
+
+					if (k == j || !s[k].req)
+						continue;
+					if (!s[k].done) {
+						for (b = 0; b < MAX_N; b++)
+							sizes[b] = -1;
+						rc = (int)n_test(n, s[k].req, &d, sizes);
+						if (rc)
+							goto out;
+						if (d) {
+							s[k].done = 1;
+							memcpy(s[k].sizes, sizes, sizeof(sizes));
+						}
+					}
+					held_done += s[k].done;
+				}
+			}
 			for (b = 0; b < g->n; b++) {
 				uint8_t *buf = slab + ((size_t)j * (size_t)p->maxn + (size_t)b) * slot;
 
@@ -3921,6 +3951,36 @@ static int case_wire_unpack_small_region(void)
 	return rc ? -1 : 0;
 }
 
+/* The RX region full: 24 receives of 2 MiB, 8 in flight, through an 8 MiB
+ * region with UNPACK, and receive #0's pages held (irecvConsumed not
+ * called) for 2 s after it is done.  The 7 receives behind it cannot all
+ * find pages meanwhile: the plugin stops reading, the sockets fill, the
+ * sender stalls; then everything arrives, every byte checked. */
+static int case_wire_unpack_region_held(void)
+{
+	static size_t sizes[24];
+	struct plan p;
+	struct pair_cfg cfg = { .send_ver = 11, .recv_ver = 11, .plan = &p, .ms = 90000 };
+	int rc, i;
+
+	for (i = 0; i < 24; i++)
+		sizes[i] = 2 * MIB;
+	unpack_env_set();
+	cfg.recv_env[0] = "NCCL_DEVMEM_RX_REGION_MB=8";
+	cfg.recv_env[1] = "NCCL_DEVMEM_RX_SOCKBUF_KB=128";
+	plan_sizes(&p, sizes, 24, 8, 45);
+	p.hold_first_ms = 2000;
+	rc = run_pair(&cfg) || unpack_expect(&p);
+	plan_free(&p);
+	if (rc)
+		return -1;
+	diag("%d of the 7 receives behind #0 were done while it held its pages", held_done);
+	if (held_done < 0 || held_done >= 7)
+		FAIL("%d of the 7 receives behind #0 done while it held its pages: the region "
+		     "was never full", held_done);
+	return 0;
+}
+
 /* The whole devmem path: udmabuf -> devmem TX -> devmem RX -> UNPACK. */
 static int case_wire_unpack_tx(void)
 {
@@ -4006,6 +4066,7 @@ static const struct tcase cases[] = {
 	{ "wire-unpack-tx-8-outstanding", case_wire_unpack_tx, 120 },
 	{ "wire-unpack-too-many-fragments", case_wire_unpack_too_many, 60 },
 	{ "wire-unpack-small-region", case_wire_unpack_small_region, 120 },
+	{ "wire-unpack-region-held", case_wire_unpack_region_held, 150 },
 };
 
 static int run_case(int num, const struct tcase *t)

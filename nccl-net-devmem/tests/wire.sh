@@ -32,7 +32,8 @@
 #   receive from the RX region by the plugin's metas, as NCCL's kernel
 #   would, then calls irecvConsumed: sizes to 2 MiB, 200 receives 8 in
 #   flight from a devmem TX sender, a receive of more than 2048 fragments
-#   refused;
+#   refused; an 8 MiB region held full by a receive not yet consumed
+#   (the sender stalls, then everything arrives);
 # - afterwards no rule of the plugin is left on the NIC and no queue is
 #   bound.
 #
@@ -142,7 +143,7 @@ harness wire-devmem-rx-sizes wire-devmem-rx-8-outstanding wire-copy-mode-env \
 	wire-devmem-tx-sizes wire-devmem-tx-and-rx wire-tx-not-a-dmabuf wire-tx-env-off \
 	wire-tx-refused-at-send wire-tx-receiver-killed wire-tx-done-when-acked \
 	wire-unpack-sizes wire-unpack-tx-8-outstanding wire-unpack-too-many-fragments \
-	wire-unpack-small-region
+	wire-unpack-small-region wire-unpack-region-held
 # A devmem recvmsg whose token table cannot grow: fail-nth on the
 # receiver's thread, sleeping allocations failable, no stack dumps; then
 # every slab allocation of that thread failing (task filter), until the
