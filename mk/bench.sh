@@ -68,9 +68,15 @@ tests=$build/selftests/net/devmem
 . "$top/mk/safe-build.sh"
 safe_build bench "$build" bench bench/raw
 
-rm -rf "$raw"
+# A run of the profiles alone keeps the last measuring run's results.
+if [ "${BENCH_ICOUNT:-1}" != 0 ] || [ "${BENCH_INSN:-1}" != 0 ]; then
+	rm -rf "$raw"
+	rm -f "$out"/insn.log "$out"/results.md "$out"/rx.png "$out"/rx.dat "$out"/rx.gp
+else
+	rm -rf "$raw"/profile "$raw"/profile-nccl
+fi
 mkdir -p "$raw"/icount "$raw"/insn
-rm -f "$out"/insn.log "$out"/profile.* "$out"/results.md "$out"/rx.png "$out"/rx.dat "$out"/rx.gp
+rm -f "$out"/profile.* "$out"/profile-nccl.*
 
 # boot NAME SECTIONS [VAR=VALUE...]: one guest run of vm/bench-guest.sh
 boot()

@@ -1128,7 +1128,8 @@ ncclResult_t dm_test(void *request, int *done, int *sizes)
 		/* after a report, a request's age counts from its end: one stall,
 		 * one report, whatever else was in flight meanwhile */
 		age = now - (q->posted_ms > c->stall_rearm_ms ? q->posted_ms : c->stall_rearm_ms);
-		if (age >= c->stall_ms) {
+		/* the coarse clock may count a tick more than has passed */
+		if (age >= c->stall_ms + DM_CLOCK_SLACK_MS) {
 			c->stall_seq = q->seq;
 			c->stall_told_ms = now;
 			c->stall_checked = 0;

@@ -3951,11 +3951,14 @@ static int case_wire_unpack_small_region(void)
 	return rc ? -1 : 0;
 }
 
-/* The RX region full: 24 receives of 2 MiB, 8 in flight, through an 8 MiB
- * region with UNPACK, and receive #0's pages held (irecvConsumed not
- * called) for 2 s after it is done.  The 7 receives behind it cannot all
- * find pages meanwhile: the plugin stops reading, the sockets fill, the
- * sender stalls; then everything arrives, every byte checked. */
+/* Region pages held by a receive NCCL has not consumed: 24 receives of
+ * 2 MiB, 8 in flight, UNPACK through an 8 MiB region, and receive #0's
+ * pages (about 1450 fragments, a page each) held for 2 s after it is done
+ * before irecvConsumed.  The 7 receives behind it must not all be done
+ * meanwhile (the plugin's read-ahead stops behind it, before the region
+ * itself is full; the sockets fill and the sender stalls); then every
+ * byte arrives and is checked.  A plugin that reads ahead without that
+ * bound deadlocks here. */
 static int case_wire_unpack_region_held(void)
 {
 	static size_t sizes[24];

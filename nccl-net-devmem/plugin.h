@@ -46,6 +46,9 @@ void dm_log(ncclDebugLogLevel level, unsigned long flags, const char *where, int
 int dm_env_int(const char *name, int def, int min, int max);
 uint64_t dm_random64(void);
 uint64_t dm_now_ms(void);
+/* dm_now_ms() is the coarse clock: a span it measures may be up to a tick
+ * (10 ms at HZ=100) longer than the real one */
+#define DM_CLOCK_SLACK_MS 10
 
 /* Environment and defaults. */
 #define DM_ENV_NSOCKS "NCCL_DEVMEM_NSOCKS"

@@ -316,10 +316,12 @@ if want nccl; then
 fi
 
 # 5. the profiled run
-want profile && { set_mtu 1500 && pair "profile-devmem-1" devmem plain 1 "$mib"; }
+want profile && { set_mtu 1500 && pair "profile-devmem-1" devmem plain 1 "$mib" ||
+	{ log "profile: MTU 1500 or the run failed"; fails=$((fails + 1)); }; }
 
 # 7. the profiled run of the plugin
-want nccl-profile && { set_mtu 1500 && nccl_pair "profile-nccl-unpack" unpack; }
+want nccl-profile && { set_mtu 1500 && nccl_pair "profile-nccl-unpack" unpack ||
+	{ log "nccl-profile: MTU 1500 or the run failed"; fails=$((fails + 1)); }; }
 
 # 4. bind sizes
 want bind || bind_sizes=

@@ -32,8 +32,8 @@
 #   receive from the RX region by the plugin's metas, as NCCL's kernel
 #   would, then calls irecvConsumed: sizes to 2 MiB, 200 receives 8 in
 #   flight from a devmem TX sender, a receive of more than 2048 fragments
-#   refused; an 8 MiB region held full by a receive not yet consumed
-#   (the sender stalls, then everything arrives);
+#   refused; region pages held by a receive not yet consumed (reading
+#   stops, the sender stalls, then everything arrives);
 # - afterwards no rule of the plugin is left on the NIC and no queue is
 #   bound.
 #
