@@ -179,10 +179,6 @@ static void fill_spec(struct ethtool_rx_flow_spec *fs, const struct sockaddr_sto
 	}
 }
 
-/* Opens the interface's lock file, creating it (and its directory) when
- * missing.  Refused, saying why, when a user other than root or us could
- * hold it or swap it: the directory writable by others, the file readable
- * by everyone, or either owned by another user. */
 static atomic_int unsafe_said;	/* the process has warned of an unsafe lock */
 
 /* An unsafe lock turns devmem RX off for every job on the host: say so once
@@ -194,6 +190,10 @@ static int steer_lock_unsafe(const char *why)
 	return -EPERM;
 }
 
+/* Opens the interface's lock file, creating it (and its directory) when
+ * missing.  Refused, saying why, when a user other than root or us could
+ * hold it or swap it: the directory writable by others, the file readable
+ * by everyone, or either owned by another user. */
 static int steer_lock_open(const char *ifname, char *why, size_t wl)
 {
 	char name[32 + IF_NAMESIZE];
