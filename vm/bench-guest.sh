@@ -143,6 +143,23 @@ nic_delta()
 	awk 'NR == FNR { a[$1] = $2; next } $2 != a[$1] { print $1 ": " $2 - a[$1] }' "$1" "$2"
 }
 
+# pair_end NAME RC OUTPUT...: after a measured transfer, the NIC counters'
+# deltas into NAME.nic; when RC is not 0, its OUTPUT files shown and the
+# failure counted (returns 1).
+pair_end()
+{
+	local name=$1 rc=$2
+
+	shift 2
+	nic_stats > "$out/.nic1"
+	nic_delta "$out/.nic0" "$out/.nic1" > "$out/$name.nic"
+	[ "$rc" -eq 0 ] && return 0
+	log "$name: FAILED"
+	cat "$@"
+	fails=$((fails + 1))
+	return 1
+}
+
 # pair NAME RX_MODE TX_MODE FLOWS MIB [RX_OPTION...]: one measured transfer.
 pair()
 {
@@ -174,14 +191,7 @@ pair()
 		"${tx_opts[@]}" > "$out/$name.tx" 2> "$out/$name.tx.err"
 	rc=$?
 	wait $srv || rc=1
-	nic_stats > "$out/.nic1"
-	nic_delta "$out/.nic0" "$out/.nic1" > "$out/$name.nic"
-	if [ $rc -ne 0 ]; then
-		log "$name: FAILED"
-		cat "$out/$name.rx.err" "$out/$name.tx.err"
-		fails=$((fails + 1))
-		return 1
-	fi
+	pair_end "$name" $rc "$out/$name.rx.err" "$out/$name.tx.err" || return 1
 	log "$name: $(sed -n 's/^throughput_mbps: //p' "$out/$name.rx") Mbit/s," \
 	    "receiver CPU $(sed -n 's/^cpu_user_s: //p' "$out/$name.rx") s user" \
 	    "$(sed -n 's/^cpu_kernel_s: //p' "$out/$name.rx") s kernel," \
@@ -210,14 +220,7 @@ nccl_pair()
 		> "$out/$name.rx" 2> "$out/$name.rx.err"
 	rc=$?
 	ip netns exec "$SRV_NS" ethtool -X "$SRV_IF" weight 0 1 || rc=1
-	nic_stats > "$out/.nic1"
-	nic_delta "$out/.nic0" "$out/.nic1" > "$out/$name.nic"
-	if [ $rc -ne 0 ]; then
-		log "$name: FAILED"
-		cat "$out/$name.rx" "$out/$name.rx.err"
-		fails=$((fails + 1))
-		return 1
-	fi
+	pair_end "$name" $rc "$out/$name.rx" "$out/$name.rx.err" || return 1
 	log "$name: $(sed -n 's/^throughput_mbps: //p' "$out/$name.rx") Mbit/s," \
 	    "receiver CPU $(sed -n 's/^cpu_user_s: //p' "$out/$name.rx") s user" \
 	    "$(sed -n 's/^cpu_kernel_s: //p' "$out/$name.rx") s kernel," \
