@@ -28,7 +28,7 @@ if [ "$(. /etc/os-release && echo "${VERSION_CODENAME:-}")" != bookworm ]; then
 fi
 rm -rf "$stage"
 multiarch=$(dpkg-architecture -a"$arch" -qDEB_HOST_MULTIARCH)
-mkdir -p "$stage/DEBIAN" "$stage/usr/bin" "$stage$libdir/nccl" \
+mkdir -p "$stage/DEBIAN" "$stage/usr/bin" "$stage/usr/sbin" "$stage$libdir/nccl" \
 	"$stage/usr/lib/$multiarch" "$stage/usr/share/doc/$pkg"
 cp -a "$tools/selftests" "$stage$libdir/"
 for prog in ncdevmem dmctl devmem_bench; do
@@ -40,6 +40,7 @@ chmod 0755 "$stage/usr/bin/devmem-demo"
 gzip -9n < "$top/Documentation/networking/devmem.rst" > "$stage/usr/share/doc/$pkg/devmem.rst.gz"
 install -m 0644 "$tools/nccl/libnccl-net-devmem.so" "$stage/usr/lib/$multiarch/"
 install -m 0755 "$tools/nccl/nccl_harness" "$stage$libdir/nccl/"
+install -m 0755 "$tools/nccl/nccl-devmem-helper" "$stage/usr/sbin/"
 gzip -9n < "$top/nccl-net-devmem/README.md" > "$stage/usr/share/doc/$pkg/nccl-net-devmem.md.gz"
 cat > "$stage/usr/share/doc/$pkg/copyright" <<'EOF'
 The devmem TCP selftests and tools for Linux 6.1.
@@ -52,6 +53,7 @@ while IFS= read -r -d '' f; do
 	[ "$(head -c 4 "$f" | od -An -c | tr -d ' ')" = '177ELF' ] && elves+=("$f")
 done < <(find "$stage$libdir" -type f -perm -u+x -print0)
 elves+=("$stage/usr/lib/$multiarch/libnccl-net-devmem.so")
+elves+=("$stage/usr/sbin/nccl-devmem-helper")
 shlib=$tools/shlibdeps
 mkdir -p "$shlib/debian"
 printf 'Source: %s\n\nPackage: %s\nArchitecture: any\n' "$pkg" "$pkg" > "$shlib/debian/control"

@@ -69,6 +69,11 @@ static struct {
 	char srv_ns[64], srv_if[IF_NAMESIZE], cli_ns[64], cli_if[IF_NAMESIZE];
 } wire;
 static int in_peer;		/* this process is a forked peer (the sender) */
+/* with HARNESS_WIRE: become nobody once in the namespace (a job without
+ * CAP_NET_ADMIN, the helper's client) */
+static int wire_nobody;
+/* <grp.h>'s, not included: its struct group is not the plan's */
+extern int setgroups(size_t size, const gid_t *list);
 static const char *dev_name = "lo";	/* the device net_up() looks for */
 
 /* What the plugin logged in this process, for the cases that check it. */
@@ -367,6 +372,18 @@ static int wire_enter(void)
 		FAIL("a /sys of netns %s: %m", ns);
 	dev_name = in_peer ? wire.cli_if : wire.srv_if;
 	setenv("NCCL_DEVMEM_IFNAME", dev_name, 1);
+	if (wire_nobody) {
+		pid_t parent = getppid();
+
+		if (setgroups(0, NULL) || setresgid(65534, 65534, 65534) ||
+		    setresuid(65534, 65534, 65534))
+			FAIL("becoming nobody: %m");
+		/* new credentials clear the parent-death signal: again, and
+		 * the parent may have gone meanwhile */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != parent)
+			FAIL("the harness is gone");
+	}
 	return 0;
 }
 
@@ -1238,6 +1255,7 @@ struct pair_cfg {
 	int send_tx;		/* SEND_TX_*: what the sender's log must say */
 	const char *send_expect;	/* and a line it must have (NULL: none) */
 	int (*after_accept)(void);	/* run by the receiver (NULL: none) */
+	int recv_nobody;	/* the receiver becomes nobody (wire_nobody) */
 };
 
 enum {
@@ -1313,6 +1331,7 @@ static int run_pair(struct pair_cfg *cfg)
 
 	if (peer_spawn(&peer, pair_sender, cfg))
 		return -1;
+	wire_nobody = cfg->recv_nobody;
 	apply_env(cfg->recv_env);
 	if (net_up(&n, cfg->recv_ver, &dev))
 		return -1;
@@ -3449,6 +3468,44 @@ static int case_wire_steer_lock_open_to_all(void)
 	return 0;
 }
 
+/* A job without CAP_NET_ADMIN (the receiver becomes nobody): with the
+ * helper tests/wire.sh started (NCCL_DEVMEM_HELPER), devmem RX; with
+ * NCCL_DEVMEM_HELPER empty, copy mode with the reason; with a helper that
+ * refuses igb's shared RSS buckets (NCCL_DEVMEM_HELPER set by wire.sh to
+ * such a helper), copy mode with its reason. */
+static int wire_nobody_case(const char *env, const char *expect)
+{
+	struct plan p;
+	struct pair_cfg cfg = { .send_ver = 11, .recv_ver = 11, .plan = &p, .ms = 60000,
+				.recv_nobody = 1 };
+	int rc;
+
+	cfg.recv_env[0] = env;
+	plan_sizes(&p, wire_sizes, (int)(sizeof(wire_sizes) / sizeof(wire_sizes[0])), 2, 80);
+	rc = run_pair(&cfg) || wire_expect(&p, expect);
+	plan_free(&p);
+	if (!rc && !expect && !log_find("udmabuf region, binding "))
+		FAIL("no binding logged");
+	if (!rc && !expect && !log_find(", by the helper"))
+		FAIL("devmem RX, but not by the helper");
+	return rc ? -1 : 0;
+}
+
+static int case_wire_helper_rx(void)
+{
+	return wire_nobody_case(NULL, NULL);
+}
+
+static int case_wire_no_helper(void)
+{
+	return wire_nobody_case("NCCL_DEVMEM_HELPER=", "no CAP_NET_ADMIN, and no helper");
+}
+
+static int case_wire_helper_refuses_buckets(void)
+{
+	return wire_nobody_case(NULL, "steers by RSS bucket: other users' flows would land");
+}
+
 /* Run with RSS spreading host traffic onto the last queue (tests/wire.sh). */
 static int case_wire_rss_refused(void)
 {
@@ -4055,6 +4112,9 @@ static const struct tcase cases[] = {
 	{ "wire-token-table-enomem", case_wire_token_enomem, 120 },
 	{ "wire-token-table-gives-up", case_wire_token_gives_up, 120 },
 	{ "wire-rss-onto-devmem-queue", case_wire_rss_refused, 120 },
+	{ "wire-helper-rx", case_wire_helper_rx, 120 },
+	{ "wire-no-helper", case_wire_no_helper, 120 },
+	{ "wire-helper-refuses-buckets", case_wire_helper_refuses_buckets, 120 },
 	{ "wire-sender-killed", case_wire_kill_sender, 60 },
 	{ "wire-small-region", case_wire_small_region, 120 },
 	{ "wire-region-spoken-for", case_wire_spoken_for, 120 },

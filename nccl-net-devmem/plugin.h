@@ -18,6 +18,7 @@
  *   gpu.c      GPU memory on the data path, the GPU test mode
  *   nl.c       the netdev netlink family (bind-rx, bind-tx)
  *   steer.c    ethtool ntuple rules (flow steering)
+ *   helper_client.c  asking the privileged helper (helper.c) to bind and steer
  *   proto.c    wire formats (shared with the harness)
  */
 #ifndef DM_PLUGIN_H
@@ -131,8 +132,22 @@ int dm_steer_add(const char *ifname, int fd, unsigned queue, int *loc, char *why
 int dm_steer_del(const char *ifname, int fd, int loc);
 /* RX ring size (descriptors), or -errno. */
 int dm_ethtool_rx_ring(const char *ifname);
+/* The device's driver name (ETHTOOL_GDRVINFO) into drv: 0 or -errno. */
+int dm_ethtool_driver(const char *ifname, char *drv, size_t n);
 /* 1 when the RSS table sends traffic to one of the queues, 0 if not. */
 int dm_ethtool_rss_uses(const char *ifname, const unsigned *queues, int n);
+
+/* ---- the privileged helper's client (helper_client.c) ---- */
+/* Connects to the helper's socket at path: the fd, or -errno (why). */
+int dm_helper_open(const char *path, char *why, size_t wl);
+/* bind-rx through the helper: the netlink socket holding the binding in
+ * *nl_fd and its id in *id; 0 or -errno with the reason in why. */
+int dm_helper_bind_rx(int h, int ifindex, int dmabuf_fd, const unsigned *queues, int n,
+		      int *nl_fd, uint32_t *id, char *why, size_t wl);
+/* An ntuple rule for connected socket fd to queue, by the helper. */
+int dm_helper_steer(int h, int fd, unsigned queue, int *loc, char *why, size_t wl);
+/* Deletes the helper's rule at loc (< 0: nothing); 0 or -errno. */
+int dm_helper_unsteer(int h, int loc);
 
 /* ---- devmem RX (rx.c) ---- */
 #define DM_RX_MAX_QUEUES 16
@@ -156,6 +171,10 @@ struct dm_rx_region {
 	atomic_ullong bytes_dmabuf, bytes_host;
 	atomic_ullong steer_failures;	/* connections served in copy mode */
 	size_t budget;		/* region bytes steered sockets may still hold; rx lock */
+	/* bound through the privileged helper (-1: by this process): its
+	 * connection, one exchange at a time under helper_lock */
+	int helper;
+	pthread_mutex_t helper_lock;
 };
 /* The device's region with a reference, bound on first use; NULL: copy
  * mode (NCCL_DEVMEM_RX=0, or the bind failed: logged once). */

@@ -36,6 +36,7 @@
 #include <unistd.h>
 
 #include "devmem_abi.h"
+#include "helper_proto.h"
 #include "plugin.h"
 
 #define DM_RX_CMSG_SPACE (DM_RX_MAX_FRAGS * CMSG_SPACE(sizeof(struct dm_dmabuf_cmsg)))
@@ -110,8 +111,12 @@ static int udmabuf_region(size_t size, int *memfd_out, char *why, size_t wl)
 
 static void region_free(struct dm_rx_region *r)
 {
-	/* the binding goes with the netlink socket: after every data socket */
+	/* the binding goes with the netlink socket: after every data socket;
+	 * the helper's copy, and its rules, with the helper's connection */
 	dm_nl_close(&r->nl);
+	if (r->helper >= 0)
+		close(r->helper);
+	pthread_mutex_destroy(&r->helper_lock);
 	if (r->map && r->map != MAP_FAILED)
 		munmap(r->map, r->size);
 	if (r->dmabuf_fd >= 0)
@@ -119,6 +124,31 @@ static void region_free(struct dm_rx_region *r)
 	if (r->memfd >= 0)
 		close(r->memfd);
 	free(r);
+}
+
+/* bind-rx refused for want of CAP_NET_ADMIN: the administrator's helper
+ * (NCCL_DEVMEM_HELPER) binds it and hands the binding over; -EPERM with
+ * the reason when there is none, or what the helper said. */
+static int bind_by_helper(struct dm_rx_region *r, char *why, size_t wl)
+{
+	const char *path = getenv(DM_ENV_HELPER);
+	int err, fd;
+
+	if (!path || !*path) {
+		snprintf(why, wl, "no CAP_NET_ADMIN, and no helper (%s)", DM_ENV_HELPER);
+		return -EPERM;
+	}
+	err = dm_helper_open(path, why, wl);
+	if (err < 0)
+		return err;
+	r->helper = err;
+	err = dm_helper_bind_rx(r->helper, r->ifindex, r->dmabuf_fd, r->queues, r->nqueues, &fd,
+				&r->id, why, wl);
+	if (err)
+		return err;
+	dm_nl_close(&r->nl);
+	r->nl.fd = fd;		/* the binding's: nothing is sent on it */
+	return 0;
 }
 
 /* Builds and binds the region of `dev`; NULL with the reason in why. */
@@ -136,7 +166,8 @@ static struct dm_rx_region *region_create(int dev, int *transient, char *why, si
 		snprintf(why, wl, "out of memory");
 		return NULL;
 	}
-	r->nl.fd = r->dmabuf_fd = r->memfd = -1;
+	r->nl.fd = r->dmabuf_fd = r->memfd = r->helper = -1;
+	pthread_mutex_init(&r->helper_lock, NULL);
 	r->dev = dev;
 	r->ifindex = d->ifindex;
 	snprintf(r->ifname, sizeof(r->ifname), "%s", d->name);
@@ -194,6 +225,8 @@ static struct dm_rx_region *region_create(int dev, int *transient, char *why, si
 		goto fail;
 	err = dm_nl_bind_rx(&r->nl, r->ifindex, r->dmabuf_fd, r->queues, r->nqueues, &r->id, why,
 			    wl);
+	if (err == -EPERM)
+		err = bind_by_helper(r, why, wl);
 	if (err) {
 		char msg[200];
 
@@ -232,9 +265,9 @@ struct dm_rx_region *dm_rx_get(int dev)
 			r->refs = 1;
 			regions[dev] = r;
 			DM_INFO(NCCL_INIT | NCCL_NET, "NET/devmem : dev %d (%s): devmem RX on queue "
-				"%u%s, %zu MiB udmabuf region, binding %u", dev, r->ifname,
+				"%u%s, %zu MiB udmabuf region, binding %u%s", dev, r->ifname,
 				r->queues[0], r->nqueues > 1 ? " and more" : "", r->size >> 20,
-				r->id);
+				r->id, r->helper >= 0 ? ", by the helper" : "");
 		} else {
 			/* said once; tried again later only when it may pass */
 			failed[dev] = !transient;
@@ -319,8 +352,15 @@ int dm_rx_steer(struct dm_rx_region *r, const int *fds, int n, int unpack, int *
 	for (i = 0; i < n; i++) {
 		char swhy[320];
 
-		err = dm_steer_add(r->ifname, fds[i], r->queues[(unsigned)i % (unsigned)r->nqueues],
-				   &locs[i], swhy, sizeof(swhy));
+		unsigned q = r->queues[(unsigned)i % (unsigned)r->nqueues];
+
+		if (r->helper >= 0) {
+			pthread_mutex_lock(&r->helper_lock);
+			err = dm_helper_steer(r->helper, fds[i], q, &locs[i], swhy, sizeof(swhy));
+			pthread_mutex_unlock(&r->helper_lock);
+		} else {
+			err = dm_steer_add(r->ifname, fds[i], q, &locs[i], swhy, sizeof(swhy));
+		}
 		if (err) {
 			snprintf(why, wl, "ntuple rule for data socket %d on %s: %s", i, r->ifname,
 				 swhy);
@@ -328,8 +368,8 @@ int dm_rx_steer(struct dm_rx_region *r, const int *fds, int n, int unpack, int *
 			return err;
 		}
 	}
-	/* steered: now the buffers the budget counted (FORCE: past rmem_max;
-	 * CAP_NET_ADMIN is held, the rules needed it) */
+	/* steered: now the buffers the budget counted (FORCE: past rmem_max,
+	 * with CAP_NET_ADMIN; through the helper, up to rmem_max) */
 	for (i = 0; i < n; i++) {
 		int got = 0;
 		socklen_t gl = sizeof(got);
@@ -359,7 +399,15 @@ void dm_rx_unsteer(struct dm_rx_region *r, const int *fds, int *locs, int n, siz
 	pthread_mutex_unlock(&rx_lock);
 	*reserved = 0;
 	for (i = 0; i < n; i++) {
-		int err = dm_steer_del(r->ifname, fds ? fds[i] : -1, locs[i]);
+		int err;
+
+		if (r->helper >= 0) {
+			pthread_mutex_lock(&r->helper_lock);
+			err = dm_helper_unsteer(r->helper, locs[i]);
+			pthread_mutex_unlock(&r->helper_lock);
+		} else {
+			err = dm_steer_del(r->ifname, fds ? fds[i] : -1, locs[i]);
+		}
 
 		if (err)
 			DM_WARN("NET/devmem : %s: ntuple rule %d not deleted: %s", r->ifname,

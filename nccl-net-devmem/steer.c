@@ -79,6 +79,16 @@ int dm_ethtool_rx_ring(const char *ifname)
 	return r ? r : (int)rp.rx_pending;
 }
 
+int dm_ethtool_driver(const char *ifname, char *drv, size_t n)
+{
+	struct ethtool_drvinfo di = { .cmd = ETHTOOL_GDRVINFO };
+	int r = ethtool_ioctl(ifname, &di);
+
+	if (!r)
+		snprintf(drv, n, "%.*s", (int)sizeof(di.driver), di.driver);
+	return r;
+}
+
 int dm_ethtool_rss_uses(const char *ifname, const unsigned *queues, int n)
 {
 	struct ethtool_rxfh_indir probe = { .cmd = ETHTOOL_GRXFHINDIR };

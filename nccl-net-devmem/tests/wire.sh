@@ -34,6 +34,12 @@
 #   flight from a devmem TX sender, a receive of more than 2048 fragments
 #   refused; region pages held by a receive not yet consumed (reading
 #   stops, the sender stalls, then everything arrives);
+# - a job without CAP_NET_ADMIN (the receiver becomes nobody) through the
+#   privileged helper (nccl-devmem-helper): devmem RX; copy mode without
+#   it; a hostile client (tests/helper_hostile.c), a user outside its
+#   group, a socket of another namespace, the job killed while it holds
+#   rules (none left), no fd leaked, igb's shared buckets refused unless
+#   allowed;
 # - afterwards no rule of the plugin is left on the NIC and no queue is
 #   bound.
 #
@@ -56,6 +62,7 @@ LIB=$NCCL/libnccl-net-devmem.so
 ret=0
 
 srv() { ip netns exec "$SRV_NS" "$@"; }
+cli() { ip netns exec "$CLI_NS" "$@"; }
 
 fi_dir=/sys/kernel/debug/failslab
 fpa_dir=/sys/kernel/debug/fail_page_alloc
@@ -86,6 +93,8 @@ cleanup()
 	srv "$DMCTL" hds-thresh "$SRV_IF" 256 2>/dev/null
 	srv ip link set dev "$SRV_IF" up 2>/dev/null	# wire-tx-done-when-acked
 	[ -n "$udmabuf_limit" ] && echo "$udmabuf_limit" > "$UDMABUF_LIMIT"
+	[ -n "$helper_pid" ] && kill "$helper_pid" 2>/dev/null
+	[ -n "$udmabuf_mode" ] && chmod "$udmabuf_mode" /dev/udmabuf
 	faults_restore
 	topo_teardown
 }
@@ -102,6 +111,8 @@ if [ ! -x "$HARNESS" ] || [ ! -e "$LIB" ]; then
 fi
 UDMABUF_LIMIT=/sys/module/udmabuf/parameters/size_limit_mb
 udmabuf_limit=
+udmabuf_mode=
+helper_pid=
 fi_knobs=
 trap cleanup EXIT
 topo_setup || exit 1
@@ -237,6 +248,115 @@ fi
 rm -f "$lock"
 chmod 0700 "$lockdir"
 [ "$(rules)" = 0 ] || fail "$(rules) ntuple rule(s) left after the steering lock cases"
+
+# A job without CAP_NET_ADMIN and the privileged helper (helper.c),
+# started as an administrator would: nobody's group, the last queue, igb's
+# shared RSS buckets allowed, 2 rules and 4 connections per user.
+# - a receiver that is nobody: devmem RX through the helper; copy mode
+#   with the reason when no helper is named;
+# - the hostile client, as nobody: every wrong request refused with its
+#   errno, the handed-over netlink socket gives no privilege, rules come
+#   and go, a reset socket's rule swept, the per-user limits;
+# - a user outside the group: refused by the socket's mode and, the mode
+#   opened up, by the helper; a socket of another namespace not steered;
+# - the job killed mid-transfer: no rule and no binding left;
+# - no fd leaked by the helper; a helper without shared-buckets refuses
+#   igb (copy mode, the reason).
+HELPER=$NCCL/nccl-devmem-helper
+HOSTILE=$NCCL/helper_hostile
+hsock=/run/nccl-devmem-helper-test.sock
+hlog=$build/nccl-helper-test.log
+: > "$hlog"
+# start_helper OPTS: the helper in the server's namespace, pid in helper_pid
+start_helper()
+{
+	local i
+
+	rm -f "$hsock"
+	# not through srv(): a function put in the background is a subshell
+	ip netns exec "$SRV_NS" "$HELPER" -s "$hsock" -g 65534 -i "$SRV_IF=$((nq - 1))$1" \
+		-r 2 -c 4 -v 2>> "$hlog" &
+	helper_pid=$!
+	for i in $(seq 50); do
+		[ -S "$hsock" ] && [ "$(cat /proc/$helper_pid/comm)" = nccl-devmem-hel ] &&
+			return 0
+		sleep 0.1
+	done
+	fail "the helper did not start: $(tail -3 "$hlog")"
+	return 1
+}
+stop_helper()
+{
+	[ -n "$helper_pid" ] && kill "$helper_pid" 2>/dev/null && wait "$helper_pid" 2>/dev/null
+	helper_pid=
+	return 0
+}
+as_nobody() { srv setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
+udmabuf_mode=$(stat -c %a /dev/udmabuf)
+chmod 0666 /dev/udmabuf || fail "chmod /dev/udmabuf"	# the admin's part for udmabuf regions
+if start_helper ,shared-buckets; then
+	[ "$(stat -c %a:%G "$hsock")" = "660:$(getent group 65534 | cut -d: -f1)" ] ||
+		fail "helper socket $(stat -c %a:%G "$hsock"), 660 and nobody's group expected"
+	fds0=$(ls /proc/"$helper_pid"/fd | wc -l)
+	NCCL_DEVMEM_HELPER=$hsock harness wire-helper-rx
+	harness wire-no-helper
+	[ "$(rules)" = 0 ] || fail "$(rules) ntuple rule(s) left after the helper's job"
+	as_nobody "$HOSTILE" all "$hsock" "$SRV_IF" $((nq - 1)) ||
+		fail "helper_hostile: $? case(s) failed"
+	# outside the group: the socket's mode, then the helper itself
+	out=$(srv setpriv --reuid=4242 --regid=4242 --clear-groups \
+		"$HOSTILE" refused "$hsock" "$SRV_IF" $((nq - 1)))
+	[ $? = 100 ] && [[ $out == *"Permission denied"* ]] ||
+		fail "uid 4242 reached the helper through its socket's mode: $out"
+	chmod 0666 "$hsock"
+	srv setpriv --reuid=4242 --regid=4242 --clear-groups \
+		"$HOSTILE" refused "$hsock" "$SRV_IF" $((nq - 1)) ||
+		fail "the helper served uid 4242, outside its group"
+	chmod 0660 "$hsock"
+	# a socket of another namespace (the client's), as root there
+	cli ip link set lo up
+	cli "$HOSTILE" xdev "$hsock" "$(srv cat /sys/class/net/"$SRV_IF"/ifindex)" $((nq - 1)) ||
+		fail "helper_hostile xdev"
+	# the job killed mid-transfer (the harness, and its case with it), once
+	# the queue has left the last binding
+	for i in $(seq 50); do
+		[ "$(bound)" = 0 ] && break
+		sleep 0.2
+	done
+	NCCL_DEVMEM_HELPER=$hsock HARNESS_WIRE="$SRV_NS,$SRV_IF,$CLI_NS,$CLI_IF" \
+		HARNESS_TIME_SCALE=4 "$HARNESS" "$LIB" wire-helper-rx > /dev/null 2>&1 &
+	job=$!
+	for i in $(seq 100); do
+		[ "$(rules)" != 0 ] && break
+		sleep 0.2
+	done
+	[ "$(rules)" != 0 ] || fail "the helper's job never steered"
+	closed0=$(grep -c "deleted (connection closed)" "$hlog")
+	kill -9 "$job"
+	wait "$job" 2>/dev/null
+	for i in $(seq 50); do
+		[ "$(rules)" = 0 ] && [ "$(bound)" = 0 ] && break
+		sleep 0.2
+	done
+	[ "$(rules)" = 0 ] || fail "$(rules) rule(s) left by the killed job"
+	[ "$(grep -c "deleted (connection closed)" "$hlog")" -gt "$closed0" ] ||
+		fail "the job was not killed while it held rules (its rules were not deleted" \
+			"when its connection closed)"
+	[ "$(bound)" = 0 ] || fail "queue $((nq - 1)) still bound after the killed job"
+	sleep 1.5	# refused connections that never asked: swept
+	fds1=$(ls /proc/"$helper_pid"/fd | wc -l)
+	[ "$fds1" = "$fds0" ] || fail "the helper has $fds1 fds, $fds0 before its clients"
+	kill -0 "$helper_pid" || fail "the helper died"
+	stop_helper
+	[ -e "$hsock" ] && fail "the helper left its socket"
+fi
+if start_helper ""; then
+	NCCL_DEVMEM_HELPER=$hsock harness wire-helper-refuses-buckets
+	stop_helper
+fi
+chmod "$udmabuf_mode" /dev/udmabuf
+grep -q "refused" "$hlog" || fail "the helper logged no refusal ($hlog)"
+[ "$(rules)" = 0 ] || fail "$(rules) ntuple rule(s) left after the helper cases"
 
 # Steering refused: every location but one taken (by flows to queue 0),
 # and the connection needs two (the default data sockets): one added,
