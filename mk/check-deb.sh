@@ -106,6 +106,12 @@ else
 	cat /tmp/nccl.log 2>/dev/null
 	echo "check-deb: nccl plugin not in ldconfig's cache or its harness failed (\$lib)"; rc=1
 fi
+# The privileged helper is installed and says how it is used.
+if /usr/sbin/nccl-devmem-helper 2>&1 | grep -q '^usage: nccl-devmem-helper -s SOCKET'; then
+	echo "check-deb: /usr/sbin/nccl-devmem-helper present"
+else
+	echo "check-deb: /usr/sbin/nccl-devmem-helper missing or without its usage"; rc=1
+fi
 # A splat anywhere in the run fails it, as in make check.
 if dmesg | grep -E 'WARNING:|BUG:|Call Trace|general protection|Oops'; then
 	echo "check-deb: kernel log has a splat"

@@ -14,22 +14,34 @@
  *
  * What, per connection (helper_proto.h): one binding, of a dma-buf the
  * caller sends, on queues the administrator gave that interface (-i), and
- * not on a queue the RSS table uses (other users' flows would land in the
- * caller's memory); rules only for connected TCP sockets the caller sends,
- * in this network namespace, only to the queues of that connection's
- * binding.  The helper keeps each steered socket open (its 4-tuple cannot
- * be taken by anyone else) and checks every second that it is still
- * connected, deleting the rule of one that is not.  On igb a rule moves a
- * whole RSS bucket, other users' flows included: such an interface is
- * refused unless the administrator says ",shared-buckets".
+ * not on a queue the RSS table or an ntuple rule already sends traffic to
+ * (other users' flows would land in the caller's memory).  The binding is
+ * the helper's (its netlink socket is not handed over): it goes when the
+ * connection closes.  Rules only for connected TCP sockets the caller
+ * sends, in this network namespace, only to the queues of that
+ * connection's binding.  The flow is read from the socket once and kept:
+ * the rule is added, checked, and deleted by that flow, whatever the
+ * caller does to the socket later.  The helper keeps each steered socket
+ * open (its 4-tuple cannot be taken by anyone else) and checks every
+ * second that it is still connected to that flow, deleting the rule of
+ * one that is not.  On igb a rule moves a whole RSS bucket, other users'
+ * flows included: such an interface is refused unless the administrator
+ * says ",shared-buckets"; a driver it cannot name is refused too.
  *
  * How much: at most RULES rules (-r, default 16) and CONNS connections
- * (-c, default 8) per user.  Every request is answered at once (ethtool
- * and netlink calls, the steering lock tried for 20 ms at most); a reply
- * the caller does not read ends its connection.  Everything a connection
- * made is undone when it closes, whatever the caller's state.
+ * (-c, default 8) per user; a refused connection gets its reason and is
+ * closed at once.  A reply the caller does not read ends its connection.
+ * Only sockets and dma-bufs are accepted as fds: anything else (a FUSE
+ * file, whose close() may wait on its owner) goes to a reaper thread to be
+ * closed, and its sender is refused for a minute.  Sockets are closed with
+ * SO_LINGER off, so that no close() waits.  Everything a connection made
+ * is undone when it closes, whatever the caller's state; SIGTERM, SIGINT,
+ * SIGHUP and SIGQUIT undo everything and stop.  bind-rx may take as long
+ * as the NIC's queue restart (seconds); the other requests are ethtool
+ * calls and the steering lock, tried for 20 ms at most.
  *
- * One thread, poll(); the client table is this file's alone.
+ * One thread, poll(), owns the client table and the bans; the reaper
+ * thread only reads fds from its pipe and closes them.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -38,11 +50,13 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -56,6 +70,8 @@
 #define MAX_RULES_PER_CONN 64
 #define MAX_FDS_IN 4		/* fds a message may carry before it is refused */
 #define SWEEP_MS 1000
+#define BAN_MS 60000		/* a sender of an fd of unknown type is refused */
+#define MAX_BANS 64
 #ifndef SO_NETNS_COOKIE
 #define SO_NETNS_COOKIE 71
 #endif
@@ -71,9 +87,10 @@ struct iface {
 };
 
 struct rule {
-	int fd;			/* the steered socket, kept open */
-	int loc;
+	int fd;			/* the steered socket, kept open (-1: swept) */
+	int loc;		/* swept: -1 - loc, for the caller's unsteer */
 	unsigned queue;
+	struct sockaddr_storage local, peer;	/* the flow, as steered */
 };
 
 struct client {
@@ -89,10 +106,6 @@ struct client {
 	int nqueues;
 	struct rule rules[MAX_RULES_PER_CONN];
 	int nrules;
-	/* refused at accept: the first request gets this, then the end */
-	int refused;
-	char refused_why[DM_HELPER_WHY];
-	uint64_t since;		/* dm_now_ms() at accept */
 };
 
 struct helper {
@@ -104,7 +117,12 @@ struct helper {
 	int verbose;
 	uint64_t netns;
 	int lfd;
+	int reap_fd;		/* write end of the reaper's pipe */
 	struct client *clients[MAX_CLIENTS];
+	struct {
+		uid_t uid;
+		uint64_t until;
+	} bans[MAX_BANS];
 };
 
 static volatile sig_atomic_t stop;
@@ -194,18 +212,14 @@ static uint64_t netns_cookie(int fd)
 
 /* ------------------------------------------------------------ replies */
 
-static int reply(struct client *c, const struct dm_helper_req *q, int err, uint32_t id, int loc,
-		 int pass_fd, const char *fmt, ...) __attribute__((format(printf, 7, 8)));
-static int reply(struct client *c, const struct dm_helper_req *q, int err, uint32_t id, int loc,
-		 int pass_fd, const char *fmt, ...)
+static int reply(int fd, const struct client *c, const struct dm_helper_req *q, int err,
+		 uint32_t id, int loc, const char *fmt, ...) __attribute__((format(printf, 7, 8)));
+/* Sends a reply on fd (c: the client, for the log; q: the request, NULL
+ * for a refusal before any); -1 when the caller does not take it. */
+static int reply(int fd, const struct client *c, const struct dm_helper_req *q, int err,
+		 uint32_t id, int loc, const char *fmt, ...)
 {
 	struct dm_helper_rep r;
-	union {
-		char buf[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} cm;
-	struct iovec iov = { &r, sizeof(r) };
-	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1 };
 	va_list ap;
 
 	memset(&r, 0, sizeof(r));
@@ -220,25 +234,85 @@ static int reply(struct client *c, const struct dm_helper_req *q, int err, uint3
 		vsnprintf(r.why, sizeof(r.why), fmt, ap);
 		va_end(ap);
 	}
-	if (err && q)
+	if (err && c)
 		logf_("uid %u pid %d: op %u refused: %s (%s)", (unsigned)c->uid, (int)c->pid,
 		      (unsigned)r.op, r.why, strerror(-err));
-	if (pass_fd >= 0) {
-		struct cmsghdr *h;
-
-		memset(&cm, 0, sizeof(cm));
-		m.msg_control = cm.buf;
-		m.msg_controllen = sizeof(cm.buf);
-		h = CMSG_FIRSTHDR(&m);
-		h->cmsg_level = SOL_SOCKET;
-		h->cmsg_type = SCM_RIGHTS;
-		h->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(h), &pass_fd, sizeof(int));
-	}
 	/* a caller that does not read its replies loses its connection */
-	if (sendmsg(c->fd, &m, MSG_DONTWAIT | MSG_NOSIGNAL) != (ssize_t)sizeof(r))
+	if (send(fd, &r, sizeof(r), MSG_DONTWAIT | MSG_NOSIGNAL) != (ssize_t)sizeof(r))
 		return -1;
 	return 0;
+}
+
+/* ------------------------------------------------------------ the fds */
+
+enum { FD_OTHER, FD_SOCKET, FD_DMABUF };
+
+static int fd_kind(int fd)
+{
+	char link[64], target[64];
+	struct stat st;
+	ssize_t n;
+
+	if (fstat(fd, &st))
+		return FD_OTHER;
+	if (S_ISSOCK(st.st_mode))
+		return FD_SOCKET;
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	n = readlink(link, target, sizeof(target) - 1);
+	if (n > 0) {
+		target[n] = 0;
+		if (!strncmp(target, "/dmabuf:", 8))
+			return FD_DMABUF;
+	}
+	return FD_OTHER;
+}
+
+/* Closes a socket or dma-buf without waiting: a socket's SO_LINGER (the
+ * caller's to set) is turned off first. */
+static void close_known(int fd)
+{
+	struct linger off = { 0, 0 };
+
+	if (fd < 0)
+		return;
+	setsockopt(fd, SOL_SOCKET, SO_LINGER, &off, sizeof(off));
+	close(fd);
+}
+
+static void *reaper(void *arg)
+{
+	int pfd = (int)(intptr_t)arg, fd;
+
+	while (read(pfd, &fd, sizeof(fd)) == (ssize_t)sizeof(fd))
+		close(fd);	/* may wait on whoever serves the file */
+	return NULL;
+}
+
+static int banned(const struct helper *h, uid_t uid, uint64_t now)
+{
+	int i;
+
+	for (i = 0; i < MAX_BANS; i++)
+		if (h->bans[i].until > now && h->bans[i].uid == uid)
+			return 1;
+	return 0;
+}
+
+/* An fd of unknown type: to the reaper, its sender refused for BAN_MS. */
+static void reap(struct helper *h, const struct client *c, int fd)
+{
+	uint64_t now = dm_now_ms();
+	int i, slot = 0;
+
+	logf_("uid %u pid %d: sent an fd that is neither a socket nor a dma-buf: refused for "
+	      "%d s", (unsigned)c->uid, (int)c->pid, BAN_MS / 1000);
+	for (i = 0; i < MAX_BANS; i++)
+		if (h->bans[i].until < h->bans[slot].until)
+			slot = i;
+	h->bans[slot].uid = c->uid;
+	h->bans[slot].until = now + BAN_MS;
+	if (write(h->reap_fd, &fd, sizeof(fd)) != (ssize_t)sizeof(fd))
+		logf_("the reaper is behind: fd %d left open", fd);
 }
 
 /* ------------------------------------------------------------- clients */
@@ -253,32 +327,58 @@ static int user_rules(const struct helper *h, uid_t uid)
 	return n;
 }
 
-static void rule_drop(struct helper *h, struct client *c, int i, const char *why)
+static int same_addr(const struct sockaddr_storage *a, const struct sockaddr_storage *b)
 {
-	struct rule *r = &c->rules[i];
+	if (a->ss_family != b->ss_family)
+		return 0;
+	if (a->ss_family == AF_INET) {
+		const struct sockaddr_in *x = (const void *)a, *y = (const void *)b;
+
+		return x->sin_port == y->sin_port && x->sin_addr.s_addr == y->sin_addr.s_addr;
+	}
+	if (a->ss_family == AF_INET6) {
+		const struct sockaddr_in6 *x = (const void *)a, *y = (const void *)b;
+
+		return x->sin6_port == y->sin6_port &&
+		       !memcmp(&x->sin6_addr, &y->sin6_addr, sizeof(x->sin6_addr));
+	}
+	return 0;
+}
+
+/* Deletes rule i's entry in the NIC by its flow: 0 when it is gone (or was
+ * already: no rule there, or another one), else -errno and it stays. */
+static int rule_unsteer(const struct helper *h, const struct client *c, struct rule *r,
+			const char *why)
+{
 	int err;
 
-	if (r->loc >= 0) {
-		err = dm_steer_del(c->ifc->name, r->fd, r->loc);
-		if (err)
-			logf_("uid %u pid %d: %s: rule %d not deleted: %s", (unsigned)c->uid,
-			      (int)c->pid, c->ifc->name, r->loc,
-			      err == -ESTALE ? "another rule took its place" : strerror(-err));
-		else if (h->verbose)
-			logf_("uid %u pid %d: %s: rule %d deleted (%s)", (unsigned)c->uid,
-			      (int)c->pid, c->ifc->name, r->loc, why);
+	if (r->loc < 0)
+		return 0;
+	err = dm_steer_del_flow(c->ifc->name, r->loc, &r->local, &r->peer);
+	if (err && err != -ENOENT && err != -ESTALE) {
+		logf_("uid %u pid %d: %s: rule %d not deleted: %s", (unsigned)c->uid, (int)c->pid,
+		      c->ifc->name, r->loc, strerror(-err));
+		return err;
 	}
-	if (r->fd >= 0)
-		close(r->fd);
-	c->rules[i] = c->rules[--c->nrules];
+	if (h->verbose)
+		logf_("uid %u pid %d: %s: rule %d deleted (%s)", (unsigned)c->uid, (int)c->pid,
+		      c->ifc->name, r->loc, why);
+	r->loc = -1 - r->loc;
+	close_known(r->fd);
+	r->fd = -1;
+	return 0;
 }
 
 static void client_drop(struct helper *h, int slot)
 {
 	struct client *c = h->clients[slot];
+	int i;
 
-	while (c->nrules)
-		rule_drop(h, c, c->nrules - 1, "connection closed");
+	for (i = 0; i < c->nrules; i++)
+		if (rule_unsteer(h, c, &c->rules[i], "connection closed"))
+			logf_("uid %u pid %d: %s: rule %d of a closed connection left: delete it "
+			      "with ethtool -N %s delete %d", (unsigned)c->uid, (int)c->pid,
+			      c->ifc->name, c->rules[i].loc, c->ifc->name, c->rules[i].loc);
 	/* last: the rules no longer point at the queue */
 	if (c->nl.fd >= 0 && h->verbose)
 		logf_("uid %u pid %d: binding %u let go", (unsigned)c->uid, (int)c->pid, c->id);
@@ -304,63 +404,64 @@ static int in_group(int fd, gid_t gid, gid_t primary)
 	return 0;
 }
 
-static void accept_one(struct helper *h)
+/* 0, or -1 when accept4() is out of fds (the caller backs off). */
+static int accept_one(struct helper *h)
 {
 	struct ucred cred;
 	socklen_t cl = sizeof(cred);
-	struct client tmp, *c;
-	int fd, i, slot = -1, conns = 0;
+	struct client *c;
+	int fd, i, slot = -1, conns = 0, err = 0;
+	char why[DM_HELPER_WHY];
 
 	fd = accept4(h->lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 	if (fd < 0)
-		return;
-	memset(&tmp, 0, sizeof(tmp));
-	tmp.fd = fd;
-	tmp.nl.fd = -1;
+		return errno == EMFILE || errno == ENFILE || errno == ENOBUFS ||
+		       errno == ENOMEM ? -1 : 0;
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &cl)) {
 		close(fd);
-		return;
+		return 0;
 	}
-	tmp.uid = cred.uid;
-	tmp.pid = cred.pid;
-	tmp.since = dm_now_ms();
 	for (i = 0; i < MAX_CLIENTS; i++) {
 		if (!h->clients[i]) {
 			if (slot < 0)
 				slot = i;
-		} else if (h->clients[i]->uid == cred.uid && !h->clients[i]->refused) {
+		} else if (h->clients[i]->uid == cred.uid) {
 			conns++;
 		}
 	}
-	if (slot < 0) {
-		logf_("uid %u pid %d: refused: %d connections", (unsigned)cred.uid, (int)cred.pid,
-		      MAX_CLIENTS);
-		close(fd);
-		return;
-	}
-	/* a refused caller is told why in the reply to its first request */
+	/* refused: told why, closed at once (the reply waits in the socket) */
 	if (cred.uid && !in_group(fd, h->gid, cred.gid)) {
-		tmp.refused = -EPERM;
-		snprintf(tmp.refused_why, sizeof(tmp.refused_why), "uid %u is not in the helper's "
-			 "group %u", (unsigned)cred.uid, (unsigned)h->gid);
-	} else if (conns >= h->max_conns) {
-		tmp.refused = -EUSERS;
-		snprintf(tmp.refused_why, sizeof(tmp.refused_why), "uid %u has as many "
-			 "connections as the helper allows (%d, -c)", (unsigned)cred.uid,
-			 h->max_conns);
+		err = -EPERM;
+		snprintf(why, sizeof(why), "uid %u is not in the helper's group %u",
+			 (unsigned)cred.uid, (unsigned)h->gid);
+	} else if (banned(h, cred.uid, dm_now_ms())) {
+		err = -EPERM;
+		snprintf(why, sizeof(why), "uid %u sent an fd of an unknown type: refused for "
+			 "%d s", (unsigned)cred.uid, BAN_MS / 1000);
+	} else if (conns >= h->max_conns || slot < 0) {
+		err = -EUSERS;
+		snprintf(why, sizeof(why), "uid %u has as many connections as the helper allows "
+			 "(%d, -c)", (unsigned)cred.uid, slot < 0 ? MAX_CLIENTS : h->max_conns);
 	}
-	if (tmp.refused)
-		logf_("uid %u pid %d: refused: %s", (unsigned)cred.uid, (int)cred.pid,
-		      tmp.refused_why);
-	c = malloc(sizeof(*c));
+	if (err) {
+		logf_("uid %u pid %d: refused: %s", (unsigned)cred.uid, (int)cred.pid, why);
+		reply(fd, NULL, NULL, err, 0, -1, "%s", why);
+		close(fd);
+		return 0;
+	}
+	c = calloc(1, sizeof(*c));
 	if (!c) {
 		close(fd);
-		return;
+		return 0;
 	}
-	*c = tmp;
+	c->fd = fd;
+	c->nl.fd = -1;
+	c->uid = cred.uid;
+	c->pid = cred.pid;
 	h->clients[slot] = c;
-	if (h->verbose && !c->refused)
+	if (h->verbose)
 		logf_("uid %u pid %d: connected", (unsigned)c->uid, (int)c->pid);
+	return 0;
 }
 
 /* ------------------------------------------------------------ requests */
@@ -372,51 +473,63 @@ static int do_bind(struct helper *h, struct client *c, const struct dm_helper_re
 	int i, j, err;
 
 	if (c->nl.fd >= 0)
-		return reply(c, q, -EBUSY, 0, -1, -1, "this connection has a binding already");
+		return reply(c->fd, c, q, -EBUSY, 0, -1, "this connection has a binding already");
 	if (fd < 0)
-		return reply(c, q, -EBADF, 0, -1, -1, "bind-rx needs the dma-buf's fd");
+		return reply(c->fd, c, q, -EBADF, 0, -1, "bind-rx needs the dma-buf's fd");
+	if (fd_kind(fd) != FD_DMABUF)
+		return reply(c->fd, c, q, -EINVAL, 0, -1, "bind-rx: the fd is not a dma-buf");
 	if (q->ifindex <= 0 || !if_indextoname((unsigned)q->ifindex, name))
-		return reply(c, q, -ENODEV, 0, -1, -1, "no interface %d here", q->ifindex);
+		return reply(c->fd, c, q, -ENODEV, 0, -1, "no interface %d here", q->ifindex);
 	for (i = 0; i < h->nifs; i++)
 		if (!strcmp(h->ifs[i].name, name))
 			f = &h->ifs[i];
 	if (!f)
-		return reply(c, q, -EPERM, 0, -1, -1, "%s is not among the helper's interfaces "
-			     "(-i)", name);
+		return reply(c->fd, c, q, -EPERM, 0, -1, "%s is not among the helper's "
+			     "interfaces (-i)", name);
 	if (!q->nqueues || q->nqueues > DM_HELPER_MAX_QUEUES)
-		return reply(c, q, -EINVAL, 0, -1, -1, "%u queues", q->nqueues);
+		return reply(c->fd, c, q, -EINVAL, 0, -1, "%u queues", q->nqueues);
 	for (i = 0; i < (int)q->nqueues; i++) {
 		for (j = 0; j < f->nqueues; j++)
 			if (q->queues[i] == f->queues[j])
 				break;
 		if (j == f->nqueues)
-			return reply(c, q, -EPERM, 0, -1, -1, "queue %u of %s is not among the "
-				     "helper's (-i %s=...)", q->queues[i], name, name);
+			return reply(c->fd, c, q, -EPERM, 0, -1, "queue %u of %s is not among "
+				     "the helper's (-i %s=...)", q->queues[i], name, name);
 		for (j = 0; j < i; j++)
 			if (q->queues[i] == q->queues[j])
-				return reply(c, q, -EINVAL, 0, -1, -1, "queue %u twice",
+				return reply(c->fd, c, q, -EINVAL, 0, -1, "queue %u twice",
 					     q->queues[i]);
 	}
-	if (!f->shared_buckets && !dm_ethtool_driver(name, drv, sizeof(drv))) {
-		for (i = 0; i < (int)(sizeof(bucket_drivers) / sizeof(bucket_drivers[0])); i++)
-			if (!strcmp(drv, bucket_drivers[i]))
-				return reply(c, q, -EPERM, 0, -1, -1, "%s (%s) steers by RSS "
-					     "bucket: other users' flows would land in this "
-					     "job's memory; the administrator allows it with -i "
-					     "%s=...,shared-buckets", name, drv, name);
-	}
+	/* fail closed: a driver not known to steer by flow is refused too */
+	err = dm_ethtool_driver(name, drv, sizeof(drv));
+	if (err)
+		return reply(c->fd, c, q, -EPERM, 0, -1, "cannot name the driver of %s (%s): "
+			     "refused, it may steer by RSS bucket", name, strerror(-err));
+	for (i = 0; !f->shared_buckets &&
+		    i < (int)(sizeof(bucket_drivers) / sizeof(bucket_drivers[0])); i++)
+		if (!strcmp(drv, bucket_drivers[i]))
+			return reply(c->fd, c, q, -EPERM, 0, -1, "%s (%s) steers by RSS bucket: "
+				     "other users' flows would land in this job's memory; the "
+				     "administrator allows it with -i %s=...,shared-buckets", name,
+				     drv, name);
 	err = dm_ethtool_rss_uses(name, q->queues, (int)q->nqueues);
 	if (err)
-		return reply(c, q, err > 0 ? -EBUSY : err, 0, -1, -1, err > 0 ?
+		return reply(c->fd, c, q, err > 0 ? -EBUSY : err, 0, -1, err > 0 ?
 			     "the RSS table of %s sends host traffic to these queues" :
 			     "cannot read the RSS table of %s", name);
+	err = dm_ethtool_rules_to(name, q->queues, (int)q->nqueues);
+	if (err > 0)
+		return reply(c->fd, c, q, -EBUSY, 0, -1, "%d ntuple rule(s) of %s already send "
+			     "traffic to these queues", err, name);
+	if (err)
+		return reply(c->fd, c, q, err, 0, -1, "cannot read the ntuple rules of %s", name);
 	if (dm_nl_open(&c->nl, why, sizeof(why)))
-		return reply(c, q, -EIO, 0, -1, -1, "%s", why);
+		return reply(c->fd, c, q, -EIO, 0, -1, "%s", why);
 	err = dm_nl_bind_rx(&c->nl, q->ifindex, fd, q->queues, (int)q->nqueues, &c->id, why,
 			    sizeof(why));
 	if (err) {
 		dm_nl_close(&c->nl);
-		return reply(c, q, err, 0, -1, -1, "bind-rx: %s", why);
+		return reply(c->fd, c, q, err, 0, -1, "bind-rx: %s", why);
 	}
 	c->ifc = f;
 	c->ifindex = q->ifindex;
@@ -424,71 +537,97 @@ static int do_bind(struct helper *h, struct client *c, const struct dm_helper_re
 	memcpy(c->queues, q->queues, sizeof(c->queues));
 	logf_("uid %u pid %d: %s queue %u%s bound, binding %u", (unsigned)c->uid, (int)c->pid,
 	      name, c->queues[0], c->nqueues > 1 ? " and more" : "", c->id);
-	return reply(c, q, 0, c->id, -1, c->nl.fd, NULL);
+	return reply(c->fd, c, q, 0, c->id, -1, NULL);
+}
+
+/* The socket's flow now; 0 or -errno. */
+static int flow_of(int fd, struct sockaddr_storage *local, struct sockaddr_storage *peer)
+{
+	socklen_t ll = sizeof(*local), pl = sizeof(*peer);
+
+	memset(local, 0, sizeof(*local));
+	memset(peer, 0, sizeof(*peer));
+	if (getsockname(fd, (struct sockaddr *)local, &ll) ||
+	    getpeername(fd, (struct sockaddr *)peer, &pl))
+		return -errno;
+	return 0;
 }
 
 static int do_steer(struct helper *h, struct client *c, const struct dm_helper_req *q, int *fdp)
 {
-	struct sockaddr_storage peer;
-	socklen_t pl = sizeof(peer);
+	struct rule *r = &c->rules[c->nrules];
+	struct sockaddr_storage l2, p2;
 	int v[3] = { 0 }, i, err, loc, fd = *fdp;
 	socklen_t l;
 	char why[320];
 
 	if (c->nl.fd < 0)
-		return reply(c, q, -EINVAL, 0, -1, -1, "no binding on this connection");
+		return reply(c->fd, c, q, -EINVAL, 0, -1, "no binding on this connection");
 	for (i = 0; i < c->nqueues; i++)
 		if (c->queues[i] == q->queues[0])
 			break;
 	if (i == c->nqueues)
-		return reply(c, q, -EINVAL, 0, -1, -1, "queue %u is not this connection's binding's",
-			     q->queues[0]);
+		return reply(c->fd, c, q, -EINVAL, 0, -1, "queue %u is not this connection's "
+			     "binding's", q->queues[0]);
 	if (fd < 0)
-		return reply(c, q, -EBADF, 0, -1, -1, "steer needs the socket's fd");
+		return reply(c->fd, c, q, -EBADF, 0, -1, "steer needs the socket's fd");
 	l = sizeof(int);
 	if (getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &v[0], &l))
-		return reply(c, q, -errno, 0, -1, -1, "not a socket");
+		return reply(c->fd, c, q, -errno, 0, -1, "not a socket");
 	l = sizeof(int);
 	getsockopt(fd, SOL_SOCKET, SO_TYPE, &v[1], &l);
 	l = sizeof(int);
 	getsockopt(fd, SOL_SOCKET, SO_PROTOCOL, &v[2], &l);
 	if ((v[0] != AF_INET && v[0] != AF_INET6) || v[1] != SOCK_STREAM || v[2] != IPPROTO_TCP)
-		return reply(c, q, -EPROTONOSUPPORT, 0, -1, -1, "not a TCP socket");
+		return reply(c->fd, c, q, -EPROTONOSUPPORT, 0, -1, "not a TCP socket");
 	if (netns_cookie(fd) != h->netns)
-		return reply(c, q, -EXDEV, 0, -1, -1, "the socket is in another network "
+		return reply(c->fd, c, q, -EXDEV, 0, -1, "the socket is in another network "
 			     "namespace than the helper");
-	if (getpeername(fd, (struct sockaddr *)&peer, &pl))
-		return reply(c, q, -errno, 0, -1, -1, "the socket is not connected");
 	if (c->nrules == MAX_RULES_PER_CONN || user_rules(h, c->uid) >= h->max_rules)
-		return reply(c, q, -ENOSPC, 0, -1, -1, "this user has as many rules as the "
+		return reply(c->fd, c, q, -ENOSPC, 0, -1, "this user has as many rules as the "
 			     "helper allows (%d, -r)", c->nrules == MAX_RULES_PER_CONN ?
 			     MAX_RULES_PER_CONN : h->max_rules);
-	err = dm_steer_add(c->ifc->name, fd, q->queues[0], &loc, why, sizeof(why));
+	/* the flow read once: what is added is what is checked and deleted */
+	err = flow_of(fd, &r->local, &r->peer);
 	if (err)
-		return reply(c, q, err, 0, -1, -1, "%s", why);
-	c->rules[c->nrules].fd = fd;
-	c->rules[c->nrules].loc = loc;
-	c->rules[c->nrules].queue = q->queues[0];
+		return reply(c->fd, c, q, err, 0, -1, "the socket is not connected");
+	err = dm_steer_add_flow(c->ifc->name, &r->local, &r->peer, q->queues[0], &loc, why,
+				sizeof(why));
+	if (err)
+		return reply(c->fd, c, q, err, 0, -1, "%s", why);
+	r->fd = fd;
+	r->loc = loc;
+	r->queue = q->queues[0];
 	c->nrules++;
 	*fdp = -1;	/* kept */
+	/* the socket changed meanwhile: not that flow's any more */
+	if (flow_of(fd, &l2, &p2) || !same_addr(&l2, &r->local) || !same_addr(&p2, &r->peer)) {
+		if (!rule_unsteer(h, c, r, "the socket changed"))
+			c->nrules--;	/* gone: the caller has no location to unsteer */
+		return reply(c->fd, c, q, -EAGAIN, 0, -1, "the socket's flow changed while it "
+			     "was steered");
+	}
 	if (h->verbose)
 		logf_("uid %u pid %d: %s: rule %d to queue %u", (unsigned)c->uid, (int)c->pid,
 		      c->ifc->name, loc, q->queues[0]);
-	return reply(c, q, 0, 0, loc, -1, NULL);
+	return reply(c->fd, c, q, 0, 0, loc, NULL);
 }
 
 static int do_unsteer(struct helper *h, struct client *c, const struct dm_helper_req *q)
 {
-	int i;
+	int i, err;
 
 	/* a rule the sweep deleted is at -1 - loc */
 	for (i = 0; q->loc >= 0 && i < c->nrules; i++)
 		if (c->rules[i].loc == q->loc || c->rules[i].loc == -1 - q->loc)
 			break;
 	if (q->loc < 0 || i == c->nrules)
-		return reply(c, q, -ENOENT, 0, -1, -1, "no rule %d of this connection", q->loc);
-	rule_drop(h, c, i, "asked");
-	return reply(c, q, 0, 0, q->loc, -1, NULL);
+		return reply(c->fd, c, q, -ENOENT, 0, -1, "no rule %d of this connection", q->loc);
+	err = rule_unsteer(h, c, &c->rules[i], "asked");
+	if (err)	/* it stays, counted; the sweep tries again */
+		return reply(c->fd, c, q, err, 0, -1, "rule %d not deleted", q->loc);
+	c->rules[i] = c->rules[--c->nrules];
+	return reply(c->fd, c, q, 0, 0, q->loc, NULL);
 }
 
 /* One message; -1: drop the client. */
@@ -505,7 +644,7 @@ static int serve(struct helper *h, int slot)
 	struct msghdr m = { .msg_iov = iov, .msg_iovlen = 2, .msg_control = cm.buf,
 			    .msg_controllen = sizeof(cm.buf) };
 	struct cmsghdr *cmh;
-	int fds[MAX_FDS_IN], nfds = 0, i, rc, fd;
+	int fds[MAX_FDS_IN], nfds = 0, i, rc, fd, odd = 0;
 	ssize_t n;
 
 	n = recvmsg(c->fd, &m, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
@@ -520,27 +659,32 @@ static int serve(struct helper *h, int slot)
 			continue;
 		for (k = 0; k < (cmh->cmsg_len - CMSG_LEN(0)) / sizeof(int); k++) {
 			memcpy(&fd, CMSG_DATA(cmh) + k * sizeof(int), sizeof(int));
-			if (nfds < MAX_FDS_IN)
+			if (fd_kind(fd) == FD_OTHER) {
+				reap(h, c, fd);
+				odd = 1;
+			} else if (nfds < MAX_FDS_IN) {
 				fds[nfds++] = fd;
-			else
-				close(fd);
+			} else {
+				close_known(fd);
+			}
 		}
 	}
 	rc = 0;
-	if (c->refused) {
-		reply(c, NULL, c->refused, 0, -1, -1, "%s", c->refused_why);
+	if (odd) {
+		reply(c->fd, c, NULL, -EPERM, 0, -1, "an fd that is neither a socket nor a "
+		      "dma-buf: refused for %d s", BAN_MS / 1000);
 		rc = -1;
 	} else if ((m.msg_flags & (MSG_CTRUNC | MSG_TRUNC)) || n != (ssize_t)sizeof(q)) {
-		reply(c, NULL, -EINVAL, 0, -1, -1, "a request is %zu bytes with at most one fd, "
+		reply(c->fd, c, NULL, -EINVAL, 0, -1, "a request is %zu bytes with at most one fd, "
 		      "this was %zd%s", sizeof(q), n,
 		      m.msg_flags & MSG_CTRUNC ? " with too many fds" : "");
 		rc = -1;
 	} else if (q.magic != DM_HELPER_MAGIC || q.version != DM_HELPER_VERSION) {
-		reply(c, NULL, -EPROTO, 0, -1, -1, "not a version %d request",
+		reply(c->fd, c, NULL, -EPROTO, 0, -1, "not a version %d request",
 		      DM_HELPER_VERSION);
 		rc = -1;
 	} else if (nfds > 1 || q.reserved) {
-		rc = reply(c, &q, -EINVAL, 0, -1, -1, "%d fds, reserved %u: one fd at most, "
+		rc = reply(c->fd, c, &q, -EINVAL, 0, -1, "%d fds, reserved %u: one fd at most, "
 			   "reserved 0", nfds, q.reserved);
 	} else {
 		fd = nfds ? fds[0] : -1;
@@ -552,53 +696,45 @@ static int serve(struct helper *h, int slot)
 			rc = do_steer(h, c, &q, &fd);
 			break;
 		case DM_HELPER_UNSTEER:
-			rc = fd >= 0 ? reply(c, &q, -EINVAL, 0, -1, -1, "unsteer takes no fd") :
+			rc = fd >= 0 ? reply(c->fd, c, &q, -EINVAL, 0, -1, "unsteer takes no fd") :
 				       do_unsteer(h, c, &q);
 			break;
 		default:
-			rc = reply(c, &q, -EOPNOTSUPP, 0, -1, -1, "no operation %u", q.op);
+			rc = reply(c->fd, c, &q, -EOPNOTSUPP, 0, -1, "no operation %u", q.op);
 		}
-		if (fd >= 0)
-			close(fd);
+		close_known(fd);
 		nfds = 0;
 	}
 	for (i = 0; i < nfds; i++)
-		close(fds[i]);
+		close_known(fds[i]);
 	return rc;
 }
 
-/* Rules whose socket is no longer connected: the 4-tuple may be taken by
- * another socket, another user's, and its packets must not follow. */
-static void sweep(struct helper *h, uint64_t now)
+/* Rules whose socket is no longer connected to the flow steered: the
+ * 4-tuple may be taken by another socket, another user's, and its packets
+ * must not follow.  Rules not deleted before are tried again. */
+static void sweep(struct helper *h)
 {
 	int s, i;
 
 	for (s = 0; s < MAX_CLIENTS; s++) {
 		struct client *c = h->clients[s];
 
-		/* a refused caller that does not ask keeps no slot */
-		if (c && c->refused && now - c->since > SWEEP_MS) {
-			client_drop(h, s);
-			continue;
-		}
-
 		for (i = 0; c && i < c->nrules; i++) {
+			struct rule *r = &c->rules[i];
+			struct sockaddr_storage l2, p2;
 			struct tcp_info ti;
 			socklen_t l = sizeof(ti);
 
-			if (c->rules[i].loc < 0)
+			if (r->loc < 0)
 				continue;
-			if (!getsockopt(c->rules[i].fd, IPPROTO_TCP, TCP_INFO, &ti, &l) &&
-			    ti.tcpi_state != TCP_CLOSE && ti.tcpi_state != TCP_LISTEN)
+			if (!getsockopt(r->fd, IPPROTO_TCP, TCP_INFO, &ti, &l) &&
+			    ti.tcpi_state != TCP_CLOSE && ti.tcpi_state != TCP_LISTEN &&
+			    ti.tcpi_state != TCP_SYN_SENT && !flow_of(r->fd, &l2, &p2) &&
+			    same_addr(&l2, &r->local) && same_addr(&p2, &r->peer))
 				continue;
-			/* delete it; the entry stays for the caller's unsteer */
-			if (dm_steer_del(c->ifc->name, c->rules[i].fd, c->rules[i].loc))
-				logf_("uid %u pid %d: %s: rule %d of a closed socket not deleted",
-				      (unsigned)c->uid, (int)c->pid, c->ifc->name, c->rules[i].loc);
-			else if (h->verbose)
-				logf_("uid %u pid %d: %s: rule %d deleted (socket closed)",
-				      (unsigned)c->uid, (int)c->pid, c->ifc->name, c->rules[i].loc);
-			c->rules[i].loc = -1 - c->rules[i].loc;	/* unsteer still finds it */
+			/* deleted, the entry kept for the caller's unsteer */
+			rule_unsteer(h, c, r, "the socket left its flow");
 		}
 	}
 }
@@ -650,8 +786,10 @@ int main(int argc, char **argv)
 	int slots[MAX_CLIENTS + 1];
 	struct sigaction sa;
 	struct group *gr;
-	uint64_t next_sweep = 0;
-	int opt, i, have_gid = 0;
+	uint64_t next_sweep = 0, backoff_until = 0;
+	pthread_t reaper_thread;
+	struct rlimit rl;
+	int opt, i, have_gid = 0, reap[2];
 
 	h.max_rules = 16;
 	h.max_conns = 8;
@@ -692,11 +830,31 @@ int main(int argc, char **argv)
 	sa.sa_handler = on_signal;	/* no SA_RESTART: poll() returns */
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	sigaction(SIGQUIT, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
+	/* every client holds its socket, a netlink socket and its rules' */
+	if (!getrlimit(RLIMIT_NOFILE, &rl)) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+	if (pipe2(reap, O_CLOEXEC) || fcntl(reap[1], F_SETFL, O_NONBLOCK) ||
+	    pthread_create(&reaper_thread, NULL, reaper, (void *)(intptr_t)reap[0])) {
+		logf_("the reaper thread: %s", strerror(errno));
+		return 1;
+	}
+	h.reap_fd = reap[1];
 	h.lfd = listen_on(&h);
 	if (h.lfd < 0)
 		return 1;
 	h.netns = netns_cookie(h.lfd);
+	if (!h.netns) {
+		logf_("cannot read the network namespace's cookie (SO_NETNS_COOKIE): a kernel "
+		      "before 5.14?");
+		close(h.lfd);
+		unlink(h.path);
+		return 1;
+	}
 	for (i = 0; i < h.nifs; i++)
 		logf_("serving %s queue %u%s%s to group %u on %s", h.ifs[i].name, h.ifs[i].queues[0],
 		      h.ifs[i].nqueues > 1 ? " and more" : "",
@@ -706,7 +864,8 @@ int main(int argc, char **argv)
 		int n = 0, r;
 		uint64_t now;
 
-		pfd[n].fd = h.lfd;
+		/* out of fds: the listening socket waits, not spins */
+		pfd[n].fd = dm_now_ms() < backoff_until ? -1 : h.lfd;
 		pfd[n].events = POLLIN;
 		slots[n++] = -1;
 		for (i = 0; i < MAX_CLIENTS; i++) {
@@ -716,20 +875,22 @@ int main(int argc, char **argv)
 			pfd[n].events = POLLIN;
 			slots[n++] = i;
 		}
-		r = poll(pfd, (nfds_t)n, SWEEP_MS);
+		r = poll(pfd, (nfds_t)n, backoff_until ? 100 : SWEEP_MS);
 		if (r < 0 && errno != EINTR)
 			break;
 		for (i = 0; r > 0 && i < n; i++) {
 			if (!pfd[i].revents)
 				continue;
-			if (slots[i] < 0)
-				accept_one(&h);
-			else if (serve(&h, slots[i]))
+			if (slots[i] < 0) {
+				if (accept_one(&h))
+					backoff_until = dm_now_ms() + 100;
+			} else if (serve(&h, slots[i])) {
 				client_drop(&h, slots[i]);
+			}
 		}
 		now = dm_now_ms();
 		if (now >= next_sweep) {
-			sweep(&h, now);
+			sweep(&h);
 			next_sweep = now + SWEEP_MS;
 		}
 	}

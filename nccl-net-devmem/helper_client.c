@@ -8,8 +8,11 @@
  * closes it after its last data socket, and a killed job leaves nothing.
  *
  * A request and its reply are one exchange under the region's helper lock
- * (rx.c): the helper answers at once, a reply that does not come within
- * DM_HELPER_TIMEOUT_MS is an error (copy mode for that connection).
+ * (rx.c).  A reply that does not come in time (DM_HELPER_BIND_MS for
+ * bind-rx, a queue restart; DM_HELPER_TIMEOUT_MS for the rest), or one
+ * that is malformed, ends the connection (shutdown): a late reply is never
+ * taken for the next request's, and the helper undoes what the connection
+ * made; the region's later connections go copy mode.
  */
 #include <errno.h>
 #include <poll.h>
@@ -24,6 +27,7 @@
 #include "plugin.h"
 
 #define DM_HELPER_TIMEOUT_MS 5000
+#define DM_HELPER_BIND_MS 35000
 
 int dm_helper_open(const char *path, char *why, size_t wl)
 {
@@ -53,8 +57,22 @@ int dm_helper_open(const char *path, char *why, size_t wl)
 /* Sends q (with fd_in when >= 0) and reads the reply into r, with the fd it
  * carries in *fd_out (when given; any other fd is closed).  0 or -errno
  * for the exchange itself; the helper's answer is r->err. */
+static int exchange_once(int h, struct dm_helper_req *q, int fd_in, struct dm_helper_rep *r,
+			 int *fd_out, int ms, char *why, size_t wl);
+
 static int exchange(int h, struct dm_helper_req *q, int fd_in, struct dm_helper_rep *r,
 		    int *fd_out, char *why, size_t wl)
+{
+	int ms = q->op == DM_HELPER_BIND_RX ? DM_HELPER_BIND_MS : DM_HELPER_TIMEOUT_MS;
+	int err = exchange_once(h, q, fd_in, r, fd_out, ms, why, wl);
+
+	if (err)
+		shutdown(h, SHUT_RDWR);
+	return err;
+}
+
+static int exchange_once(int h, struct dm_helper_req *q, int fd_in, struct dm_helper_rep *r,
+			 int *fd_out, int ms, char *why, size_t wl)
 {
 	union {
 		char buf[CMSG_SPACE(sizeof(int) * 4)];
@@ -82,16 +100,19 @@ static int exchange(int h, struct dm_helper_req *q, int fd_in, struct dm_helper_
 		c->cmsg_len = CMSG_LEN(sizeof(int));
 		memcpy(CMSG_DATA(c), &fd_in, sizeof(int));
 	}
-	if (sendmsg(h, &m, MSG_NOSIGNAL) != (ssize_t)sizeof(*q)) {
+	/* a refusal is sent at once and the connection closed: it is read
+	 * even when the send finds the connection gone */
+	if (sendmsg(h, &m, MSG_NOSIGNAL) != (ssize_t)sizeof(*q) && errno != EPIPE &&
+	    errno != ECONNRESET) {
 		err = -errno;
 		snprintf(why, wl, "the helper: send: %s", strerror(-err));
 		return err;
 	}
 	do
-		n = poll(&p, 1, DM_HELPER_TIMEOUT_MS);
+		n = poll(&p, 1, ms);
 	while (n < 0 && errno == EINTR);
 	if (n <= 0) {
-		snprintf(why, wl, "the helper did not answer in %d ms", DM_HELPER_TIMEOUT_MS);
+		snprintf(why, wl, "the helper did not answer in %d ms", ms);
 		return -ETIMEDOUT;
 	}
 	memset(&m, 0, sizeof(m));
@@ -102,6 +123,10 @@ static int exchange(int h, struct dm_helper_req *q, int fd_in, struct dm_helper_
 	m.msg_control = cm.buf;
 	m.msg_controllen = sizeof(cm.buf);
 	n = recvmsg(h, &m, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+	/* the helper closed a refused connection with our request unread:
+	 * the reset is reported first, its reply after */
+	if (n < 0 && errno == ECONNRESET)
+		n = recvmsg(h, &m, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
 	for (c = n >= 0 ? CMSG_FIRSTHDR(&m) : NULL; c; c = CMSG_NXTHDR(&m, c)) {
 		size_t k;
 
@@ -143,13 +168,12 @@ static int exchange(int h, struct dm_helper_req *q, int fd_in, struct dm_helper_
 }
 
 int dm_helper_bind_rx(int h, int ifindex, int dmabuf_fd, const unsigned *queues, int n,
-		      int *nl_fd, uint32_t *id, char *why, size_t wl)
+		      uint32_t *id, char *why, size_t wl)
 {
 	struct dm_helper_req q;
 	struct dm_helper_rep r;
 	int err, i;
 
-	*nl_fd = -1;
 	if (n <= 0 || n > DM_HELPER_MAX_QUEUES) {
 		snprintf(why, wl, "%d queues", n);
 		return -EINVAL;
@@ -160,19 +184,12 @@ int dm_helper_bind_rx(int h, int ifindex, int dmabuf_fd, const unsigned *queues,
 	q.nqueues = (uint32_t)n;
 	for (i = 0; i < n; i++)
 		q.queues[i] = queues[i];
-	err = exchange(h, &q, dmabuf_fd, &r, nl_fd, why, wl);
+	err = exchange(h, &q, dmabuf_fd, &r, NULL, why, wl);
 	if (err)
 		return err;
 	if (r.err) {
-		if (*nl_fd >= 0)
-			close(*nl_fd);
-		*nl_fd = -1;
 		snprintf(why, wl, "the helper: %s", r.why[0] ? r.why : strerror(-r.err));
 		return r.err;
-	}
-	if (*nl_fd < 0) {
-		snprintf(why, wl, "the helper bound it without handing over the binding");
-		return -EPROTO;
 	}
 	*id = r.id;
 	return 0;

@@ -7,17 +7,16 @@
  * in the host's byte order (both ends are on one host).  The file
  * descriptors a request carries go as SCM_RIGHTS with it:
  *
- *   BIND_RX  the dma-buf; the reply carries the netlink socket that holds
- *            the binding (the helper keeps a duplicate until the
- *            connection closes: the queue stays this job's while any of
- *            its rules may point there)
+ *   BIND_RX  the dma-buf; the binding is the helper's, for as long as the
+ *            connection is open (the reply carries its id, no fd)
  *   STEER    the connected TCP socket whose flow goes to queues[0]; the
  *            helper keeps it open until the rule is deleted, so that no
  *            other socket can take its 4-tuple while the rule stands
  *   UNSTEER  none: deletes the rule at loc and closes the helper's socket
  *
- * Closing the connection deletes every rule it made and lets go of the
- * binding: a job killed leaves nothing behind.
+ * Closing the connection deletes every rule it made, then lets go of the
+ * binding: a job killed leaves nothing behind.  A refused caller gets one
+ * reply (op 0) and the end of the connection.
  */
 #ifndef DM_HELPER_PROTO_H
 #define DM_HELPER_PROTO_H

@@ -130,6 +130,16 @@ int dm_steer_add(const char *ifname, int fd, unsigned queue, int *loc, char *why
 /* Deletes the rule at loc if it is still the one for fd's flow (fd < 0:
  * unchecked). 0 or -errno (-ESTALE: another rule took the location). */
 int dm_steer_del(const char *ifname, int fd, int loc);
+struct sockaddr_storage;
+/* dm_steer_add for the flow local <- peer, as read from the socket once. */
+int dm_steer_add_flow(const char *ifname, const struct sockaddr_storage *local,
+		      const struct sockaddr_storage *peer, unsigned queue, int *loc, char *why,
+		      size_t wl);
+/* dm_steer_del for the flow local <- peer (both NULL: unchecked). */
+int dm_steer_del_flow(const char *ifname, int loc, const struct sockaddr_storage *local,
+		      const struct sockaddr_storage *peer);
+/* How many ntuple rules send traffic to one of the queues, or -errno. */
+int dm_ethtool_rules_to(const char *ifname, const unsigned *queues, int n);
 /* RX ring size (descriptors), or -errno. */
 int dm_ethtool_rx_ring(const char *ifname);
 /* The device's driver name (ETHTOOL_GDRVINFO) into drv: 0 or -errno. */
@@ -140,10 +150,10 @@ int dm_ethtool_rss_uses(const char *ifname, const unsigned *queues, int n);
 /* ---- the privileged helper's client (helper_client.c) ---- */
 /* Connects to the helper's socket at path: the fd, or -errno (why). */
 int dm_helper_open(const char *path, char *why, size_t wl);
-/* bind-rx through the helper: the netlink socket holding the binding in
- * *nl_fd and its id in *id; 0 or -errno with the reason in why. */
+/* bind-rx through the helper, the binding's id in *id: the binding is the
+ * helper's, for as long as connection h is open.  0 or -errno (why). */
 int dm_helper_bind_rx(int h, int ifindex, int dmabuf_fd, const unsigned *queues, int n,
-		      int *nl_fd, uint32_t *id, char *why, size_t wl);
+		      uint32_t *id, char *why, size_t wl);
 /* An ntuple rule for connected socket fd to queue, by the helper. */
 int dm_helper_steer(int h, int fd, unsigned queue, int *loc, char *why, size_t wl);
 /* Deletes the helper's rule at loc (< 0: nothing); 0 or -errno. */
@@ -172,7 +182,8 @@ struct dm_rx_region {
 	atomic_ullong steer_failures;	/* connections served in copy mode */
 	size_t budget;		/* region bytes steered sockets may still hold; rx lock */
 	/* bound through the privileged helper (-1: by this process): its
-	 * connection, one exchange at a time under helper_lock */
+	 * connection, which holds the binding (nl is then closed), one
+	 * exchange at a time under helper_lock */
 	int helper;
 	pthread_mutex_t helper_lock;
 };

@@ -111,8 +111,9 @@ static int udmabuf_region(size_t size, int *memfd_out, char *why, size_t wl)
 
 static void region_free(struct dm_rx_region *r)
 {
-	/* the binding goes with the netlink socket: after every data socket;
-	 * the helper's copy, and its rules, with the helper's connection */
+	/* the binding goes with the netlink socket, or with the helper's
+	 * connection (the helper deletes its rules first): after every data
+	 * socket */
 	dm_nl_close(&r->nl);
 	if (r->helper >= 0)
 		close(r->helper);
@@ -127,12 +128,13 @@ static void region_free(struct dm_rx_region *r)
 }
 
 /* bind-rx refused for want of CAP_NET_ADMIN: the administrator's helper
- * (NCCL_DEVMEM_HELPER) binds it and hands the binding over; -EPERM with
- * the reason when there is none, or what the helper said. */
+ * (NCCL_DEVMEM_HELPER) binds it, for as long as the region keeps its
+ * connection to the helper open; -EPERM with the reason when there is
+ * none, or what the helper said. */
 static int bind_by_helper(struct dm_rx_region *r, char *why, size_t wl)
 {
 	const char *path = getenv(DM_ENV_HELPER);
-	int err, fd;
+	int err;
 
 	if (!path || !*path) {
 		snprintf(why, wl, "no CAP_NET_ADMIN, and no helper (%s)", DM_ENV_HELPER);
@@ -142,13 +144,11 @@ static int bind_by_helper(struct dm_rx_region *r, char *why, size_t wl)
 	if (err < 0)
 		return err;
 	r->helper = err;
-	err = dm_helper_bind_rx(r->helper, r->ifindex, r->dmabuf_fd, r->queues, r->nqueues, &fd,
+	err = dm_helper_bind_rx(r->helper, r->ifindex, r->dmabuf_fd, r->queues, r->nqueues,
 				&r->id, why, wl);
-	if (err)
-		return err;
-	dm_nl_close(&r->nl);
-	r->nl.fd = fd;		/* the binding's: nothing is sent on it */
-	return 0;
+	if (!err)
+		dm_nl_close(&r->nl);	/* the binding is the helper connection's */
+	return err;
 }
 
 /* Builds and binds the region of `dev`; NULL with the reason in why. */

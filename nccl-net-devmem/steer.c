@@ -101,8 +101,10 @@ int dm_ethtool_rss_uses(const char *ifname, const unsigned *queues, int n)
 		return 0;	/* no RSS: traffic goes where rules send it */
 	if (r)
 		return r;
-	if (!probe.size || probe.size > 65536)
-		return 0;
+	if (!probe.size)
+		return 0;	/* no table */
+	if (probe.size > 65536)
+		return -E2BIG;	/* unread is not unused */
 	t = calloc(1, sizeof(*t) + probe.size * sizeof(uint32_t));
 	if (!t)
 		return -ENOMEM;
@@ -313,14 +315,24 @@ int dm_steer_add(const char *ifname, int fd, unsigned queue, int *loc_out, char 
 		snprintf(why, wl, "%s", strerror(-r));
 		return r;
 	}
-	if (local.ss_family != peer.ss_family ||
-	    (local.ss_family != AF_INET && local.ss_family != AF_INET6)) {
+	return dm_steer_add_flow(ifname, &local, &peer, queue, loc_out, why, wl);
+}
+
+int dm_steer_add_flow(const char *ifname, const struct sockaddr_storage *local,
+		      const struct sockaddr_storage *peer, unsigned queue, int *loc_out,
+		      char *why, size_t wl)
+{
+	int r;
+
+	*loc_out = -1;
+	if (local->ss_family != peer->ss_family ||
+	    (local->ss_family != AF_INET && local->ss_family != AF_INET6)) {
 		snprintf(why, wl, "not a TCP/IP socket");
 		return -EAFNOSUPPORT;
 	}
 	pthread_once(&fork_guard_once, fork_guard_init);
 	pthread_mutex_lock(&lock_held);
-	r = steer_add_locked(ifname, &local, &peer, queue, loc_out, why, wl);
+	r = steer_add_locked(ifname, local, peer, queue, loc_out, why, wl);
 	pthread_mutex_unlock(&lock_held);
 	return r;
 }
@@ -363,13 +375,12 @@ static int steer_add_locked(const char *ifname, const struct sockaddr_storage *l
 	return r;
 }
 
-int dm_steer_del(const char *ifname, int fd, int loc)
+int dm_steer_del_flow(const char *ifname, int loc, const struct sockaddr_storage *local,
+		      const struct sockaddr_storage *peer)
 {
 	struct ethtool_rxnfc del = { .cmd = ETHTOOL_SRXCLSRLDEL };
 	struct ethtool_rxnfc get = { .cmd = ETHTOOL_GRXCLSRULE };
 	struct ethtool_rx_flow_spec want;
-	struct sockaddr_storage local, peer;
-	socklen_t ll = sizeof(local), pl = sizeof(peer);
 
 	if (loc < 0)
 		return 0;
@@ -377,13 +388,56 @@ int dm_steer_del(const char *ifname, int fd, int loc)
 	get.fs.location = (uint32_t)loc;
 	if (ethtool_ioctl(ifname, &get))
 		return -ENOENT;
-	if (fd >= 0 && !getsockname(fd, (struct sockaddr *)&local, &ll) &&
-	    !getpeername(fd, (struct sockaddr *)&peer, &pl)) {
-		fill_spec(&want, &local, &peer, (unsigned)get.fs.ring_cookie);
+	if (local && peer) {
+		fill_spec(&want, local, peer, (unsigned)get.fs.ring_cookie);
 		if ((get.fs.flow_type & ~(FLOW_EXT | FLOW_MAC_EXT | FLOW_RSS)) != want.flow_type ||
 		    memcmp(&get.fs.h_u, &want.h_u, sizeof(want.h_u)))
 			return -ESTALE;
 	}
 	del.fs.location = (uint32_t)loc;
 	return ethtool_ioctl(ifname, &del);
+}
+
+int dm_steer_del(const char *ifname, int fd, int loc)
+{
+	struct sockaddr_storage local, peer;
+	socklen_t ll = sizeof(local), pl = sizeof(peer);
+
+	if (fd >= 0 && !getsockname(fd, (struct sockaddr *)&local, &ll) &&
+	    !getpeername(fd, (struct sockaddr *)&peer, &pl))
+		return dm_steer_del_flow(ifname, loc, &local, &peer);
+	return dm_steer_del_flow(ifname, loc, NULL, NULL);
+}
+
+int dm_ethtool_rules_to(const char *ifname, const unsigned *queues, int n)
+{
+	struct ethtool_rxnfc cnt = { .cmd = ETHTOOL_GRXCLSRLCNT };
+	struct ethtool_rxnfc *all;
+	uint32_t i;
+	int r, j, hits = 0;
+
+	r = ethtool_ioctl(ifname, &cnt);
+	if (r == -EOPNOTSUPP)
+		return 0;	/* no rules at all */
+	if (r)
+		return r;
+	if (cnt.rule_cnt > DM_STEER_MAX_RULES)
+		return -E2BIG;
+	all = calloc(1, sizeof(*all) + (cnt.rule_cnt + 1) * sizeof(uint32_t));
+	if (!all)
+		return -ENOMEM;
+	all->cmd = ETHTOOL_GRXCLSRLALL;
+	all->rule_cnt = cnt.rule_cnt;
+	r = ethtool_ioctl(ifname, all);
+	for (i = 0; !r && i < all->rule_cnt && i < cnt.rule_cnt; i++) {
+		struct ethtool_rxnfc get = { .cmd = ETHTOOL_GRXCLSRULE };
+
+		get.fs.location = all->rule_locs[i];
+		r = ethtool_ioctl(ifname, &get);
+		for (j = 0; !r && j < n; j++)
+			if (get.fs.ring_cookie == queues[j])
+				hits++;
+	}
+	free(all);
+	return r ? r : hits;
 }

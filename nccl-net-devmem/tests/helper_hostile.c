@@ -9,9 +9,14 @@
  *
  * Each case prints "ok" or "not ok" and a line; the exit status is the
  * number of failures.  It checks the helper's answers (errno and reason),
- * that a connection it drops is dropped, that the netlink socket it hands
- * over gives no privilege, that rules come and go (the NIC's rule count),
- * and that the helper still serves afterwards.
+ * that a connection it drops is dropped, that rules come and go (the
+ * NIC's rule count, the location), that a socket moved to another flow
+ * leaves no rule behind, that the binding goes with the connection, and
+ * that the helper still serves afterwards.
+ *
+ *   helper_hostile odd-fd SOCKET IFNAME QUEUE   a memfd sent: dropped,
+ *                                                then refused (a minute)
+ *   helper_hostile served SOCKET IFNAME QUEUE   a request answered
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -89,11 +94,14 @@ static int raw(int h, const void *buf, size_t len, int fd, int nfds, struct dm_h
 		for (i = 0; i < nfds; i++)
 			memcpy(CMSG_DATA(c) + i * sizeof(int), &fd, sizeof(int));
 	}
-	if (sendmsg(h, &m, MSG_NOSIGNAL) != (ssize_t)len)
+	/* a refusal comes at once, with the end of the connection */
+	if (sendmsg(h, &m, MSG_NOSIGNAL) != (ssize_t)len && errno != EPIPE && errno != ECONNRESET)
 		return 2;
 	if (poll(&p, 1, 5000) != 1)
 		return 3;
-	n = recv(h, r, sizeof(*r), 0);
+	n = recv(h, r, sizeof(*r), MSG_DONTWAIT);
+	if (n < 0 && errno == ECONNRESET)	/* a refusal: the reset, then the reply */
+		n = recv(h, r, sizeof(*r), MSG_DONTWAIT);
 	if (n == 0)
 		return 1;
 	if (n != (ssize_t)sizeof(*r))
@@ -199,8 +207,9 @@ static void framing(void)
 	check(e == -EPROTO && closed(h), "a wrong magic: %d, connection dropped", e);
 	close(h);
 
-	if (pipe(pfd))
-		exit(100);
+	/* fds of a kind the helper takes (any other gets its sender refused) */
+	pfd[0] = socket(AF_INET, SOCK_DGRAM, 0);
+	pfd[1] = socket(AF_INET, SOCK_DGRAM, 0);
 	h = conn();
 	m.magic = DM_HELPER_MAGIC;
 	m.op = DM_HELPER_BIND_RX;
@@ -226,16 +235,14 @@ static void framing(void)
 static void binds(int h, int dmabuf)
 {
 	struct dm_helper_rep r;
-	int e, pfd[2], keep = ifindex;
+	int e, pfd[1], keep = ifindex;
 
 	e = req(h, DM_HELPER_BIND_RX, queue, -1, -1, &r);
 	check(e == -EBADF, "bind without a dma-buf: %d (%s)", e, r.why);
-	if (pipe(pfd))
-		exit(100);
+	pfd[0] = socket(AF_INET, SOCK_STREAM, 0);
 	e = req(h, DM_HELPER_BIND_RX, queue, -1, pfd[0], &r);
-	check(e < 0, "bind of a pipe: %d (%s)", e, r.why);
+	check(e == -EINVAL, "bind of a socket: %d (%s)", e, r.why);
 	close(pfd[0]);
-	close(pfd[1]);
 	ifindex = 99999;
 	e = req(h, DM_HELPER_BIND_RX, queue, -1, dmabuf, &r);
 	check(e == -ENODEV, "bind on ifindex 99999: %d (%s)", e, r.why);
@@ -247,10 +254,10 @@ static void binds(int h, int dmabuf)
 	check(e == -EPERM, "bind of queue 0: %d (%s)", e, r.why);
 }
 
-static void steers(int h)
+static void steers(int h, int dmabuf)
 {
 	struct dm_helper_rep r;
-	int e, fd, pfd[2];
+	int e, fd;
 
 	fd = socket(AF_INET, SOCK_DGRAM, 0);
 	e = req(h, DM_HELPER_STEER, queue, -1, fd, &r);
@@ -260,12 +267,8 @@ static void steers(int h)
 	e = req(h, DM_HELPER_STEER, queue, -1, fd, &r);
 	check(e == -EPROTONOSUPPORT, "steer a Unix socket: %d (%s)", e, r.why);
 	close(fd);
-	if (pipe(pfd))
-		exit(100);
-	e = req(h, DM_HELPER_STEER, queue, -1, pfd[0], &r);
-	check(e == -ENOTSOCK, "steer a pipe: %d (%s)", e, r.why);
-	close(pfd[0]);
-	close(pfd[1]);
+	e = req(h, DM_HELPER_STEER, queue, -1, dmabuf, &r);
+	check(e == -ENOTSOCK, "steer a dma-buf: %d (%s)", e, r.why);
 	fd = socket(AF_INET, SOCK_STREAM, 0);
 	e = req(h, DM_HELPER_STEER, queue, -1, fd, &r);
 	check(e == -ENOTCONN, "steer an unconnected TCP socket: %d (%s)", e, r.why);
@@ -281,9 +284,8 @@ static void steers(int h)
 static void all(void)
 {
 	struct dm_helper_rep r;
-	struct dm_nl probe, mine;
 	char why[300];
-	int h, h2, dmabuf, nl = -1, e, s[3], peer[3], base, i, loc[3];
+	int h, h2, dmabuf, e, s[3], peer[3], base, i, loc[3];
 	uint32_t id;
 
 	framing();
@@ -298,28 +300,13 @@ static void all(void)
 	check(e == -EINVAL, "steer before bind: %d (%s)", e, r.why);
 	binds(h, dmabuf);
 	base = rule_count();
-	e = dm_helper_bind_rx(h, ifindex, dmabuf, &queue, 1, &nl, &id, why, sizeof(why));
-	check(!e && nl >= 0, "bind of queue %u: %d, binding %u (%s)", queue, e, id, e ? why : "");
+	e = dm_helper_bind_rx(h, ifindex, dmabuf, &queue, 1, &id, why, sizeof(why));
+	check(!e, "bind of queue %u: %d, binding %u (%s)", queue, e, id, e ? why : "");
 	if (e)
 		return;
 	e = req(h, DM_HELPER_BIND_RX, queue, -1, dmabuf, &r);
 	check(e == -EBUSY, "a second bind on the connection: %d (%s)", e, r.why);
-	/* the netlink socket handed over: no privilege comes with it */
-	if (!dm_nl_open(&probe, why, sizeof(why))) {
-		int other = udmabuf(16 << 20);
-		uint32_t id2;
-
-		mine.fd = nl;
-		mine.seq = 100;
-		mine.family = probe.family;
-		e = dm_nl_bind_rx(&mine, ifindex, other, &queue, 1, &id2, why, sizeof(why));
-		check(e == -EPERM, "bind-rx on the handed-over netlink socket: %d (%s)", e, why);
-		close(other);
-		dm_nl_close(&probe);
-	} else {
-		check(0, "netlink: %s", why);
-	}
-	steers(h);
+	steers(h, dmabuf);
 	e = req(h, DM_HELPER_STEER, queue + 1, -1, s[0], &r);
 	check(e == -EINVAL, "steer to a queue not bound: %d (%s)", e, r.why);
 	for (i = 0; i < 3; i++) {
@@ -356,25 +343,71 @@ static void all(void)
 		e = dm_helper_unsteer(h, loc[0]);
 		check(!e, "unsteer of that rule: %d", e);
 	}
-	/* the connection closed with a rule: the helper deletes it */
-	e = dm_helper_steer(h, s[1], queue, &loc[1], why, sizeof(why));
+	/* the socket moved to another flow (connect AF_UNSPEC, then connect
+	 * again): unsteer deletes the rule of the flow steered, not of the
+	 * socket's new one; and the sweep deletes it unasked */
+	for (i = 0; i < 2; i++) {
+		struct sockaddr sa = { .sa_family = AF_UNSPEC };
+		int p2, s2 = tcp_pair(&p2), was;
+		struct sockaddr_in to;
+		socklen_t tl = sizeof(to);
+
+		e = dm_helper_steer(h, s[1], queue, &loc[1], why, sizeof(why));
+		was = rule_count();
+		getpeername(s2, (struct sockaddr *)&to, &tl);
+		close(s2);
+		close(p2);
+		/* a listener at the old peer's address: s[1] connects there */
+		s2 = socket(AF_INET, SOCK_STREAM, 0);
+		to.sin_port = 0;
+		bind(s2, (struct sockaddr *)&to, sizeof(to));
+		listen(s2, 1);
+		tl = sizeof(to);
+		getsockname(s2, (struct sockaddr *)&to, &tl);
+		if (e || connect(s[1], &sa, sizeof(sa)) ||
+		    connect(s[1], (struct sockaddr *)&to, sizeof(to))) {
+			check(0, "steer and reconnect: %d (%s) %s", e, why, strerror(errno));
+			close(s2);
+			continue;
+		}
+		if (i == 0) {
+			e = dm_helper_unsteer(h, loc[1]);
+			check(!e && rule_count() == was - 1, "unsteer of a socket moved to another "
+			      "flow: %d, %d rules, %d expected", e, rule_count(), was - 1);
+		} else {
+			int k;
+
+			for (k = 0; k < 30 && rule_count() != was - 1; k++)
+				usleep(100000);
+			check(rule_count() == was - 1, "the sweep deletes the rule of a socket "
+			      "moved to another flow: %d rules, %d expected", rule_count(),
+			      was - 1);
+			e = dm_helper_unsteer(h, loc[1]);
+			check(!e, "unsteer of that rule: %d", e);
+		}
+		p2 = accept(s2, NULL, NULL);
+		close(s2);
+		close(peer[1]);
+		peer[1] = p2;
+	}
+	/* the connection closed with a rule: the helper deletes it, and lets
+	 * go of the binding */
+	e = dm_helper_steer(h, s[2], queue, &loc[2], why, sizeof(why));
 	check(!e, "steer again: %d (%s)", e, e ? why : "");
 	close(h);
 	for (i = 0; i < 30 && rule_count() != base; i++)
 		usleep(100000);
 	check(rule_count() == base, "connection closed: %d rules, %d expected", rule_count(),
 	      base);
-	/* the queue was pinned by the helper until then; now free again */
-	close(nl);
 	h2 = conn();
 	for (i = 0; i < 50; i++) {
-		e = dm_helper_bind_rx(h2, ifindex, dmabuf, &queue, 1, &nl, &id, why, sizeof(why));
+		e = dm_helper_bind_rx(h2, ifindex, dmabuf, &queue, 1, &id, why, sizeof(why));
 		if (e != -EEXIST && e != -EBUSY)
 			break;
 		usleep(100000);
 	}
-	check(!e, "the queue bound again after both let go: %d (%s)", e, e ? why : "");
-	close(nl);
+	check(!e && i < 50, "the queue bound again once the connection closed: %d after %d "
+	      "tries (%s)", e, i, e ? why : "");
 	close(h2);
 	/* connections per user: -c 4 */
 	{
@@ -402,7 +435,7 @@ int main(int argc, char **argv)
 {
 	struct dm_helper_rep r;
 	char why[300];
-	int h, nl, e, dmabuf;
+	int h, e, dmabuf, loc0;
 	uint32_t id;
 
 	if (argc != 5)
@@ -416,7 +449,7 @@ int main(int argc, char **argv)
 		ifindex = atoi(argv[3]);
 		dmabuf = udmabuf(16 << 20);
 		h = conn();
-		e = dm_helper_bind_rx(h, ifindex, dmabuf, &queue, 1, &nl, &id, why, sizeof(why));
+		e = dm_helper_bind_rx(h, ifindex, dmabuf, &queue, 1, &id, why, sizeof(why));
 		check(!e, "bind from another namespace, by ifindex %d: %d (%s)", ifindex, e,
 		      e ? why : "");
 		s = tcp_pair(&peer);
@@ -430,8 +463,28 @@ int main(int argc, char **argv)
 	if (!strcmp(argv[1], "refused")) {
 		dmabuf = udmabuf(16 << 20);
 		h = conn();
-		e = dm_helper_bind_rx(h, ifindex, dmabuf, &queue, 1, &nl, &id, why, sizeof(why));
-		check(e == -EPERM && closed(h), "a user outside the group: %d (%s)", e, why);
+		e = dm_helper_bind_rx(h, ifindex, dmabuf, &queue, 1, &id, why, sizeof(why));
+		check(e == -EPERM, "a user outside the group: %d (%s)", e, why);
+		return failures;
+	}
+	if (!strcmp(argv[1], "served")) {
+		h = conn();
+		e = dm_helper_unsteer(h, 3);
+		check(e == -ENOENT, "served: unsteer of no rule: %d", e);
+		return failures;
+	}
+	if (!strcmp(argv[1], "odd-fd")) {
+		int mfd = memfd_create("odd", 0), p2, s2;
+
+		h = conn();
+		e = req(h, DM_HELPER_STEER, queue, -1, mfd, &r);
+		check(e == -EPERM && closed(h), "a memfd sent: %d (%s), connection dropped", e,
+		      e <= 0 ? r.why : "");
+		close(h);
+		h = conn();
+		s2 = tcp_pair(&p2);
+		e = dm_helper_steer(h, s2, queue, &loc0, why, sizeof(why));
+		check(e == -EPERM && strstr(why, "refused for"), "then refused: %d (%s)", e, why);
 		return failures;
 	}
 	all();

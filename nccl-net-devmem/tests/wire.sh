@@ -343,7 +343,14 @@ if start_helper ,shared-buckets; then
 		fail "the job was not killed while it held rules (its rules were not deleted" \
 			"when its connection closed)"
 	[ "$(bound)" = 0 ] || fail "queue $((nq - 1)) still bound after the killed job"
-	sleep 1.5	# refused connections that never asked: swept
+	# an fd of another kind (a memfd; a FUSE file's close may wait):
+	# dropped, its sender refused for a minute, nobody still served
+	srv setpriv --reuid=4243 --regid=65534 --clear-groups \
+		"$HOSTILE" odd-fd "$hsock" "$SRV_IF" $((nq - 1)) ||
+		fail "helper_hostile odd-fd"
+	as_nobody "$HOSTILE" served "$hsock" "$SRV_IF" $((nq - 1)) ||
+		fail "nobody not served after another user's odd fd"
+	sleep 0.5
 	fds1=$(ls /proc/"$helper_pid"/fd | wc -l)
 	[ "$fds1" = "$fds0" ] || fail "the helper has $fds1 fds, $fds0 before its clients"
 	kill -0 "$helper_pid" || fail "the helper died"
