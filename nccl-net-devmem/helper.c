@@ -31,10 +31,16 @@
  * How much: at most RULES rules (-r, default 16) and CONNS connections
  * (-c, default 8) per user; a refused connection gets its reason and is
  * closed at once.  A reply the caller does not read ends its connection.
- * Only sockets and dma-bufs are accepted as fds: anything else (a FUSE
- * file, whose close() may wait on its owner) goes to a reaper thread to be
- * closed, and its sender is refused for a minute.  Sockets are closed with
- * SO_LINGER off, so that no close() waits.  Everything a connection made
+ * Only sockets and dma-bufs are accepted as fds (told apart without
+ * fstat(), which a FUSE file's owner could make wait): anything else goes
+ * to a reaper thread to be closed, and its sender is refused for a minute,
+ * its other connections dropped.  TCP sockets are closed here with
+ * SO_LINGER off and dma-bufs here; every other socket, the clients' own
+ * included (files queued unread in it are released with it: a lingering
+ * TCP socket's close waits), goes to the reaper.  A socket bound to a
+ * device (SO_BINDTODEVICE) is not steered, and a rule's is swept: it does
+ * not keep its 4-tuple from an unbound socket.  Rules the helper could not
+ * delete when their connection closed are retried by the sweep.  Everything a connection made
  * is undone when it closes, whatever the caller's state; SIGTERM, SIGINT,
  * SIGHUP and SIGQUIT undo everything and stop.  bind-rx may take as long
  * as the NIC's queue restart (seconds); the other requests are ethtool
@@ -68,10 +74,11 @@
 #define MAX_CLIENTS 256
 #define MAX_IFS 8
 #define MAX_RULES_PER_CONN 64
-#define MAX_FDS_IN 4		/* fds a message may carry before it is refused */
+#define MAX_FDS_IN 253		/* SCM_MAX_FD: none is dropped (and released) in recvmsg */
 #define SWEEP_MS 1000
 #define BAN_MS 60000		/* a sender of an fd of unknown type is refused */
 #define MAX_BANS 64
+#define MAX_ORPHANS 64
 #ifndef SO_NETNS_COOKIE
 #define SO_NETNS_COOKIE 71
 #endif
@@ -118,6 +125,13 @@ struct helper {
 	uint64_t netns;
 	int lfd;
 	int reap_fd;		/* write end of the reaper's pipe */
+	/* rules of closed connections not deleted yet: the sweep retries */
+	struct orphan {
+		char ifname[IF_NAMESIZE];
+		int loc;
+		struct sockaddr_storage local, peer;
+	} orphans[MAX_ORPHANS];
+	int norphans;
 	struct client *clients[MAX_CLIENTS];
 	struct {
 		uid_t uid;
@@ -245,38 +259,35 @@ static int reply(int fd, const struct client *c, const struct dm_helper_req *q, 
 
 /* ------------------------------------------------------------ the fds */
 
-enum { FD_OTHER, FD_SOCKET, FD_DMABUF };
+/* What an fd is, found without touching the file's owner (no fstat:
+ * a FUSE file's may wait on its daemon). */
+enum { FD_OTHER, FD_SOCKET, FD_TCP, FD_DMABUF };
 
 static int fd_kind(int fd)
 {
-	char link[64], target[64];
-	struct stat st;
+	char path[64], buf[512];
+	int v = 0, p = 0, f;
+	socklen_t l = sizeof(v);
 	ssize_t n;
 
-	if (fstat(fd, &st))
-		return FD_OTHER;
-	if (S_ISSOCK(st.st_mode))
-		return FD_SOCKET;
-	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
-	n = readlink(link, target, sizeof(target) - 1);
-	if (n > 0) {
-		target[n] = 0;
-		if (!strncmp(target, "/dmabuf:", 8))
-			return FD_DMABUF;
+	if (!getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &v, &l)) {
+		l = sizeof(p);
+		getsockopt(fd, SOL_SOCKET, SO_PROTOCOL, &p, &l);
+		return (v == AF_INET || v == AF_INET6) && p == IPPROTO_TCP ? FD_TCP : FD_SOCKET;
 	}
-	return FD_OTHER;
-}
-
-/* Closes a socket or dma-buf without waiting: a socket's SO_LINGER (the
- * caller's to set) is turned off first. */
-static void close_known(int fd)
-{
-	struct linger off = { 0, 0 };
-
-	if (fd < 0)
-		return;
-	setsockopt(fd, SOL_SOCKET, SO_LINGER, &off, sizeof(off));
-	close(fd);
+	if (errno != ENOTSOCK)
+		return FD_OTHER;
+	/* only a dma-buf's fdinfo has an exporter's name */
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	f = open(path, O_RDONLY | O_CLOEXEC);
+	if (f < 0)
+		return FD_OTHER;
+	n = read(f, buf, sizeof(buf) - 1);
+	close(f);
+	if (n <= 0)
+		return FD_OTHER;
+	buf[n] = 0;
+	return strstr(buf, "\nexp_name:") ? FD_DMABUF : FD_OTHER;
 }
 
 static void *reaper(void *arg)
@@ -286,6 +297,32 @@ static void *reaper(void *arg)
 	while (read(pfd, &fd, sizeof(fd)) == (ssize_t)sizeof(fd))
 		close(fd);	/* may wait on whoever serves the file */
 	return NULL;
+}
+
+/* Closes fd in the reaper thread: a file whose close may wait (FUSE, a
+ * Unix socket with files queued in it, whose release may be a lingering
+ * TCP socket's). */
+static void to_reaper(const struct helper *h, int fd)
+{
+	if (fd >= 0 && write(h->reap_fd, &fd, sizeof(fd)) != (ssize_t)sizeof(fd))
+		logf_("the reaper is behind: fd %d left open", fd);
+}
+
+/* Closes an fd of the given kind: a TCP socket with SO_LINGER off (the
+ * caller's to set, so that close() would wait) and a dma-buf here, the
+ * rest in the reaper. */
+static void dispose(const struct helper *h, int fd, int kind)
+{
+	struct linger off = { 0, 0 };
+
+	if (fd < 0)
+		return;
+	if (kind == FD_TCP)
+		setsockopt(fd, SOL_SOCKET, SO_LINGER, &off, sizeof(off));
+	if (kind == FD_TCP || kind == FD_DMABUF)
+		close(fd);
+	else
+		to_reaper(h, fd);
 }
 
 static int banned(const struct helper *h, uid_t uid, uint64_t now)
@@ -298,21 +335,27 @@ static int banned(const struct helper *h, uid_t uid, uint64_t now)
 	return 0;
 }
 
-/* An fd of unknown type: to the reaper, its sender refused for BAN_MS. */
-static void reap(struct helper *h, const struct client *c, int fd)
+static void client_drop(struct helper *h, int slot);
+
+/* A sender of an fd that is neither a socket nor a dma-buf: refused for
+ * BAN_MS, and its other connections dropped (except `keep`, whose caller
+ * drops it). */
+static void ban(struct helper *h, const struct client *c, int keep)
 {
 	uint64_t now = dm_now_ms();
+	uid_t uid = c->uid;
 	int i, slot = 0;
 
 	logf_("uid %u pid %d: sent an fd that is neither a socket nor a dma-buf: refused for "
-	      "%d s", (unsigned)c->uid, (int)c->pid, BAN_MS / 1000);
+	      "%d s", (unsigned)uid, (int)c->pid, BAN_MS / 1000);
 	for (i = 0; i < MAX_BANS; i++)
 		if (h->bans[i].until < h->bans[slot].until)
 			slot = i;
-	h->bans[slot].uid = c->uid;
+	h->bans[slot].uid = uid;
 	h->bans[slot].until = now + BAN_MS;
-	if (write(h->reap_fd, &fd, sizeof(fd)) != (ssize_t)sizeof(fd))
-		logf_("the reaper is behind: fd %d left open", fd);
+	for (i = 0; i < MAX_CLIENTS; i++)
+		if (i != keep && h->clients[i] && h->clients[i]->uid == uid)
+			client_drop(h, i);
 }
 
 /* ------------------------------------------------------------- clients */
@@ -364,7 +407,7 @@ static int rule_unsteer(const struct helper *h, const struct client *c, struct r
 		logf_("uid %u pid %d: %s: rule %d deleted (%s)", (unsigned)c->uid, (int)c->pid,
 		      c->ifc->name, r->loc, why);
 	r->loc = -1 - r->loc;
-	close_known(r->fd);
+	dispose(h, r->fd, FD_TCP);
 	r->fd = -1;
 	return 0;
 }
@@ -374,16 +417,31 @@ static void client_drop(struct helper *h, int slot)
 	struct client *c = h->clients[slot];
 	int i;
 
-	for (i = 0; i < c->nrules; i++)
-		if (rule_unsteer(h, c, &c->rules[i], "connection closed"))
-			logf_("uid %u pid %d: %s: rule %d of a closed connection left: delete it "
-			      "with ethtool -N %s delete %d", (unsigned)c->uid, (int)c->pid,
-			      c->ifc->name, c->rules[i].loc, c->ifc->name, c->rules[i].loc);
+	for (i = 0; i < c->nrules; i++) {
+		struct rule *r = &c->rules[i];
+
+		if (!rule_unsteer(h, c, r, "connection closed"))
+			continue;
+		/* the sweep tries again, by the flow */
+		if (h->norphans < MAX_ORPHANS) {
+			struct orphan *o = &h->orphans[h->norphans++];
+
+			snprintf(o->ifname, sizeof(o->ifname), "%s", c->ifc->name);
+			o->loc = r->loc;
+			o->local = r->local;
+			o->peer = r->peer;
+		} else {
+			logf_("%s: rule %d of a closed connection left: delete it with ethtool "
+			      "-N %s delete %d", c->ifc->name, r->loc, c->ifc->name, r->loc);
+		}
+		dispose(h, r->fd, FD_TCP);
+	}
 	/* last: the rules no longer point at the queue */
 	if (c->nl.fd >= 0 && h->verbose)
 		logf_("uid %u pid %d: binding %u let go", (unsigned)c->uid, (int)c->pid, c->id);
 	dm_nl_close(&c->nl);
-	close(c->fd);
+	/* files queued in it, unread, are released with it: maybe slowly */
+	to_reaper(h, c->fd);
 	free(c);
 	h->clients[slot] = NULL;
 }
@@ -446,7 +504,7 @@ static int accept_one(struct helper *h)
 	if (err) {
 		logf_("uid %u pid %d: refused: %s", (unsigned)cred.uid, (int)cred.pid, why);
 		reply(fd, NULL, NULL, err, 0, -1, "%s", why);
-		close(fd);
+		to_reaper(h, fd);
 		return 0;
 	}
 	c = calloc(1, sizeof(*c));
@@ -540,6 +598,17 @@ static int do_bind(struct helper *h, struct client *c, const struct dm_helper_re
 	return reply(c->fd, c, q, 0, c->id, -1, NULL);
 }
 
+/* A socket bound to a device (SO_BINDTODEVICE, any user may set it) does
+ * not keep its 4-tuple from an unbound socket: another user's connection
+ * could share the flow steered.  1 when bound, or when unknown. */
+static int bound_to_device(int fd)
+{
+	int ifindex = 0;
+	socklen_t l = sizeof(ifindex);
+
+	return getsockopt(fd, SOL_SOCKET, SO_BINDTOIFINDEX, &ifindex, &l) || ifindex;
+}
+
 /* The socket's flow now; 0 or -errno. */
 static int flow_of(int fd, struct sockaddr_storage *local, struct sockaddr_storage *peer)
 {
@@ -580,6 +649,9 @@ static int do_steer(struct helper *h, struct client *c, const struct dm_helper_r
 	getsockopt(fd, SOL_SOCKET, SO_PROTOCOL, &v[2], &l);
 	if ((v[0] != AF_INET && v[0] != AF_INET6) || v[1] != SOCK_STREAM || v[2] != IPPROTO_TCP)
 		return reply(c->fd, c, q, -EPROTONOSUPPORT, 0, -1, "not a TCP socket");
+	if (bound_to_device(fd))
+		return reply(c->fd, c, q, -EPERM, 0, -1, "the socket is bound to a device "
+			     "(SO_BINDTODEVICE): another socket could share its flow");
 	if (netns_cookie(fd) != h->netns)
 		return reply(c->fd, c, q, -EXDEV, 0, -1, "the socket is in another network "
 			     "namespace than the helper");
@@ -617,10 +689,15 @@ static int do_unsteer(struct helper *h, struct client *c, const struct dm_helper
 {
 	int i, err;
 
-	/* a rule the sweep deleted is at -1 - loc */
+	/* a rule the sweep deleted is at -1 - loc: a rule at loc comes first
+	 * (the location may have been taken again since) */
 	for (i = 0; q->loc >= 0 && i < c->nrules; i++)
-		if (c->rules[i].loc == q->loc || c->rules[i].loc == -1 - q->loc)
+		if (c->rules[i].loc == q->loc)
 			break;
+	if (q->loc >= 0 && i == c->nrules)
+		for (i = 0; i < c->nrules; i++)
+			if (c->rules[i].loc == -1 - q->loc)
+				break;
 	if (q->loc < 0 || i == c->nrules)
 		return reply(c->fd, c, q, -ENOENT, 0, -1, "no rule %d of this connection", q->loc);
 	err = rule_unsteer(h, c, &c->rules[i], "asked");
@@ -644,7 +721,7 @@ static int serve(struct helper *h, int slot)
 	struct msghdr m = { .msg_iov = iov, .msg_iovlen = 2, .msg_control = cm.buf,
 			    .msg_controllen = sizeof(cm.buf) };
 	struct cmsghdr *cmh;
-	int fds[MAX_FDS_IN], nfds = 0, i, rc, fd, odd = 0;
+	int fds[MAX_FDS_IN], kinds[MAX_FDS_IN], nfds = 0, i, rc, fd, odd = 0;
 	ssize_t n;
 
 	n = recvmsg(c->fd, &m, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
@@ -659,20 +736,21 @@ static int serve(struct helper *h, int slot)
 			continue;
 		for (k = 0; k < (cmh->cmsg_len - CMSG_LEN(0)) / sizeof(int); k++) {
 			memcpy(&fd, CMSG_DATA(cmh) + k * sizeof(int), sizeof(int));
-			if (fd_kind(fd) == FD_OTHER) {
-				reap(h, c, fd);
-				odd = 1;
-			} else if (nfds < MAX_FDS_IN) {
-				fds[nfds++] = fd;
-			} else {
-				close_known(fd);
+			if (nfds == MAX_FDS_IN) {	/* cannot be: SCM_MAX_FD */
+				to_reaper(h, fd);
+				continue;
 			}
+			fds[nfds] = fd;
+			kinds[nfds] = fd_kind(fd);
+			odd |= kinds[nfds] == FD_OTHER;
+			nfds++;
 		}
 	}
 	rc = 0;
 	if (odd) {
 		reply(c->fd, c, NULL, -EPERM, 0, -1, "an fd that is neither a socket nor a "
 		      "dma-buf: refused for %d s", BAN_MS / 1000);
+		ban(h, c, slot);
 		rc = -1;
 	} else if ((m.msg_flags & (MSG_CTRUNC | MSG_TRUNC)) || n != (ssize_t)sizeof(q)) {
 		reply(c->fd, c, NULL, -EINVAL, 0, -1, "a request is %zu bytes with at most one fd, "
@@ -702,11 +780,11 @@ static int serve(struct helper *h, int slot)
 		default:
 			rc = reply(c->fd, c, &q, -EOPNOTSUPP, 0, -1, "no operation %u", q.op);
 		}
-		close_known(fd);
-		nfds = 0;
+		if (fd < 0)	/* kept by do_steer */
+			fds[0] = -1;
 	}
 	for (i = 0; i < nfds; i++)
-		close_known(fds[i]);
+		dispose(h, fds[i], kinds[i]);
 	return rc;
 }
 
@@ -731,11 +809,22 @@ static void sweep(struct helper *h)
 			if (!getsockopt(r->fd, IPPROTO_TCP, TCP_INFO, &ti, &l) &&
 			    ti.tcpi_state != TCP_CLOSE && ti.tcpi_state != TCP_LISTEN &&
 			    ti.tcpi_state != TCP_SYN_SENT && !flow_of(r->fd, &l2, &p2) &&
-			    same_addr(&l2, &r->local) && same_addr(&p2, &r->peer))
+			    same_addr(&l2, &r->local) && same_addr(&p2, &r->peer) &&
+			    !bound_to_device(r->fd))
 				continue;
 			/* deleted, the entry kept for the caller's unsteer */
 			rule_unsteer(h, c, r, "the socket left its flow");
 		}
+	}
+	for (i = 0; i < h->norphans; i++) {
+		struct orphan *o = &h->orphans[i];
+		int err = dm_steer_del_flow(o->ifname, o->loc, &o->local, &o->peer);
+
+		if (err && err != -ENOENT && err != -ESTALE)
+			continue;
+		logf_("%s: rule %d of a closed connection deleted", o->ifname, o->loc);
+		*o = h->orphans[--h->norphans];
+		i--;
 	}
 }
 
@@ -865,7 +954,9 @@ int main(int argc, char **argv)
 		uint64_t now;
 
 		/* out of fds: the listening socket waits, not spins */
-		pfd[n].fd = dm_now_ms() < backoff_until ? -1 : h.lfd;
+		if (backoff_until && dm_now_ms() >= backoff_until)
+			backoff_until = 0;
+		pfd[n].fd = backoff_until ? -1 : h.lfd;
 		pfd[n].events = POLLIN;
 		slots[n++] = -1;
 		for (i = 0; i < MAX_CLIENTS; i++) {
@@ -879,7 +970,8 @@ int main(int argc, char **argv)
 		if (r < 0 && errno != EINTR)
 			break;
 		for (i = 0; r > 0 && i < n; i++) {
-			if (!pfd[i].revents)
+			/* a ban may have dropped a client polled */
+			if (!pfd[i].revents || (slots[i] >= 0 && !h.clients[slots[i]]))
 				continue;
 			if (slots[i] < 0) {
 				if (accept_one(&h))

@@ -381,13 +381,17 @@ int dm_steer_del_flow(const char *ifname, int loc, const struct sockaddr_storage
 	struct ethtool_rxnfc del = { .cmd = ETHTOOL_SRXCLSRLDEL };
 	struct ethtool_rxnfc get = { .cmd = ETHTOOL_GRXCLSRULE };
 	struct ethtool_rx_flow_spec want;
+	int r;
 
 	if (loc < 0)
 		return 0;
 	/* only our rule: another program may have reused the location */
 	get.fs.location = (uint32_t)loc;
-	if (ethtool_ioctl(ifname, &get))
-		return -ENOENT;
+	r = ethtool_ioctl(ifname, &get);
+	if (r == -EINVAL || r == -ENOENT)
+		return -ENOENT;	/* no rule there (igb says EINVAL) */
+	if (r)
+		return r;	/* unknown: not "gone" */
 	if (local && peer) {
 		fill_spec(&want, local, peer, (unsigned)get.fs.ring_cookie);
 		if ((get.fs.flow_type & ~(FLOW_EXT | FLOW_MAC_EXT | FLOW_RSS)) != want.flow_type ||

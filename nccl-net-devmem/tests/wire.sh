@@ -255,8 +255,8 @@ chmod 0700 "$lockdir"
 # - a receiver that is nobody: devmem RX through the helper; copy mode
 #   with the reason when no helper is named;
 # - the hostile client, as nobody: every wrong request refused with its
-#   errno, the handed-over netlink socket gives no privilege, rules come
-#   and go, a reset socket's rule swept, the per-user limits;
+#   errno, rules come and go, a reset socket's rule swept, a socket
+#   reconnected elsewhere or bound to a device, the per-user limits;
 # - a user outside the group: refused by the socket's mode and, the mode
 #   opened up, by the helper; a socket of another namespace not steered;
 # - the job killed mid-transfer: no rule and no binding left;
