@@ -2,30 +2,66 @@
 # Turn a profile of vm/insn-count.c (profile=PATH: "ADDRESS INSNS" lines,
 # one per translation block start) into instructions per kernel function.
 #
-# Usage: bench-profile.py PROFILE VMLINUX [TOP [PER_UNIT]]
+# Usage: bench-profile.py [--maps FILE] PROFILE VMLINUX [TOP [PER_UNIT]]
 #
 # Blocks are attributed to the function whose symbol is at or below their
-# address (nm -n of VMLINUX; the guest runs with nokaslr); user-space blocks
-# are one line, "[user]". With PER_UNIT (e.g. the fragments received in the
-# profiled windows) a column of instructions per unit is added.
+# address (nm -n of VMLINUX; the guest runs with nokaslr). User-space blocks
+# are one line, "[user]", unless --maps names a file with the profiled
+# process's executable mappings as "map: " lines of /proc/PID/maps (what
+# nccl_harness --bench prints; the guest sees the host's files under the
+# same paths): then they are named "FILE:function" by nm of that file
+# (its dynamic symbols where it has no others), or "FILE:?". With PER_UNIT
+# (e.g. the fragments received in the profiled windows) a column of
+# instructions per unit is added.
 
 import bisect
 import subprocess
 import sys
 
 
-def main():
-    prof, vmlinux = sys.argv[1], sys.argv[2]
-    top = int(sys.argv[3]) if len(sys.argv) > 3 else 40
-    unit = float(sys.argv[4]) if len(sys.argv) > 4 else 0
+def symbols(path, dynamic=False):
+    """Sorted (addresses, names) of the text symbols nm finds in path."""
+    cmd = ["nm", "-n", "--defined-only"] + (["-D"] if dynamic else []) + [path]
+    out = subprocess.run(cmd, capture_output=True, text=True).stdout
     addrs, names = [], []
-    nm = subprocess.run(["nm", "-n", vmlinux], capture_output=True, text=True,
-                        check=True).stdout
-    for line in nm.splitlines():
+    for line in out.splitlines():
         w = line.split()
-        if len(w) == 3 and w[1] in "tTwW":
+        if len(w) == 3 and w[1] in "tTwWiI":
             addrs.append(int(w[0], 16))
             names.append(w[2])
+    return addrs, names
+
+
+def read_maps(path):
+    """[(start, end, file offset, file)] of the "map: " lines in path."""
+    maps = []
+    with open(path) as f:
+        for line in f:
+            if not line.startswith("map: "):
+                continue
+            w = line[5:].split()
+            if len(w) < 6:
+                continue
+            lo, hi = (int(x, 16) for x in w[0].split("-"))
+            maps.append((lo, hi, int(w[2], 16), w[5]))
+    return maps
+
+
+def main():
+    args = sys.argv[1:]
+    maps = []
+    if args[:1] == ["--maps"]:
+        maps = read_maps(args[1])
+        args = args[2:]
+    prof, vmlinux = args[0], args[1]
+    top = int(args[2]) if len(args) > 2 else 40
+    unit = float(args[3]) if len(args) > 3 else 0
+    addrs, names = symbols(vmlinux)
+    files = {}
+    for _, _, _, path in maps:
+        if path not in files:
+            syms = symbols(path)
+            files[path] = syms if syms[0] else symbols(path, dynamic=True)
     per = {}
     total = 0
     with open(prof) as f:
@@ -35,6 +71,14 @@ def main():
             total += n
             if a < 1 << 63:
                 name = "[user]"
+                for lo, hi, off, path in maps:
+                    if lo <= a < hi:
+                        # text segments lie at their file offset
+                        fa, fn = files[path]
+                        i = bisect.bisect_right(fa, a - lo + off) - 1
+                        base = path.rsplit("/", 1)[-1]
+                        name = f"{base}:{fn[i] if i >= 0 else '?'}"
+                        break
             else:
                 i = bisect.bisect_right(addrs, a) - 1
                 name = names[i] if i >= 0 else "[kernel ?]"

@@ -130,8 +130,9 @@ if [ "${BENCH_PROFILE:-1}" != 0 ]; then
 		boot profile-nccl "nccl-profile" VM_ICOUNT= \
 			VM_PLUGIN="file=$out/insn-count.so,out=$out/profile-nccl.log,profile=$out/profile-nccl.raw,pvcpu=1" ||
 			exit 1
-		python3 "$top"/mk/bench-profile.py "$out"/profile-nccl.raw \
-			"$build"/obj-"$flavor"/vmlinux 15 > "$out"/profile-nccl.txt || exit 1
+		python3 "$top"/mk/bench-profile.py \
+			--maps "$raw"/profile-nccl/profile-nccl-unpack.rx "$out"/profile-nccl.raw \
+			"$build"/obj-"$flavor"/vmlinux 25 > "$out"/profile-nccl.txt || exit 1
 		;;
 	esac
 fi

@@ -747,7 +747,7 @@ ncclResult_t dm_accept(void *listen_comm, void **recv_comm, ncclNetDeviceHandle_
 			rx = dm_rx_ref(l->rx);
 			if (!dm_rx_steer(rx, g->fds + 1, g->nsocks, dm_unpack_enabled(), locs, &reserved, why,
 					 sizeof(why))) {
-				snprintf(mode, sizeof(mode), "devmem RX (binding %u)", rx->id);
+				snprintf(mode, sizeof(mode), "devmem RX (binding %u, %s)", rx->id, why);
 				flags = DM_ACCEPT_DEVMEM_RX;
 			} else {
 				atomic_fetch_add(&rx->steer_failures, 1);

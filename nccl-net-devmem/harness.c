@@ -3220,9 +3220,28 @@ static int wire_sizes_case(const char *recv_env, const char *expect)
 	return wire_sizes_env(recv_env, NULL, expect);
 }
 
+/* By default the data sockets' receive buffers are autotuned, reserved in
+ * the region at tcp_rmem's maximum each (the log names the mode). */
 static int case_wire_devmem_sizes(void)
 {
-	return wire_sizes_case(NULL, NULL);
+	if (wire_sizes_case(NULL, NULL))
+		return -1;
+	if (!log_find("receive buffers autotuned up to"))
+		FAIL("the data sockets' receive buffers are not autotuned: %.300s",
+		     log_find("devmem RX (binding") ? log_find("devmem RX (binding") : "");
+	return 0;
+}
+
+/* A region that holds fixed receive buffers but not autotuned ones: devmem
+ * RX all the same, with SO_RCVBUF at the fallback size. */
+static int case_wire_fixed_buffers(void)
+{
+	if (wire_sizes_env("NCCL_DEVMEM_RX_REGION_MB=8", NULL, NULL))
+		return -1;
+	if (!log_find("SO_RCVBUF 1024 KiB") || log_find("receive buffers autotuned"))
+		FAIL("a region of 8 MiB did not give fixed 1024 KiB receive buffers: %.300s",
+		     log_find("devmem RX (binding") ? log_find("devmem RX (binding") : "");
+	return 0;
 }
 
 /* 22 MB through a 4 MiB region: its buffers must come back (tokens). */
@@ -4118,6 +4137,7 @@ static const struct tcase cases[] = {
 	{ "wire-sender-killed", case_wire_kill_sender, 60 },
 	{ "wire-small-region", case_wire_small_region, 120 },
 	{ "wire-region-spoken-for", case_wire_spoken_for, 120 },
+	{ "wire-fixed-buffers-small-region", case_wire_fixed_buffers, 120 },
 	{ "wire-devmem-tx-sizes", case_wire_tx_sizes, 120 },
 	{ "wire-devmem-tx-and-rx", case_wire_tx_rx, 120 },
 	{ "wire-tx-not-a-dmabuf", case_wire_tx_not_dmabuf, 120 },
@@ -4190,7 +4210,7 @@ static int run_case(int num, const struct tcase *t)
  * bytes into the receive buffers).  The receiver runs pinned to CPU 1 (its
  * progress threads inherit it), the sender to CPU 0, as vm/bench-guest.sh
  * lays out the NICs' interrupts.  A side whose pass over its requests
- * found none done sleeps 20 us (timer slack 1 ns): NCCL's proxy thread
+ * found none done sleeps 20 us (HARNESS_BENCH_NAP_US; timer slack 1 ns): NCCL's proxy thread
  * spins there instead, which is the driver's cost, not the plugin's; the
  * naps and the receiving driver's own CPU time are printed.  Over the wire
  * a run fails unless at least 90% of the bytes came through the dma-buf
@@ -4200,7 +4220,9 @@ static int run_case(int num, const struct tcase *t)
  * Prints "key: value" lines as devmem_bench does (mk/bench-report.py reads
  * them): the receiver's CPU 1 accounting from /proc/stat, and, with ID,
  * markers for vm/insn-count.c: the receiver calls the marker page at
- * 2 * ID (begin) and 2 * ID + 1 (end), the sender at 2 * ID + 2 and + 3.
+ * 2 * ID (begin) and 2 * ID + 1 (end), the sender at 2 * ID + 2 and + 3;
+ * last, the receiver's executable mappings ("map:" lines), with which
+ * mk/bench-profile.py names the user-space functions of a profile.
  */
 #define BENCH_MSG (512u << 10)
 #define BENCH_DEPTH 8
@@ -4290,10 +4312,21 @@ static uint64_t bench_ns(clockid_t clk)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* The driver's nap: 20 us, or HARNESS_BENCH_NAP_US (1 to 100000). */
 static void bench_nap(void)
 {
+	static long us;
 	struct timespec nap = { 0, 20000 };
 
+	if (!us) {
+		const char *e = getenv("HARNESS_BENCH_NAP_US");
+		char *end = NULL;
+		long v = e ? strtol(e, &end, 10) : 0;
+
+		us = e && *e && !*end && v >= 1 && v <= 100000 ? v : 20;
+	}
+	nap.tv_sec = us / 1000000;
+	nap.tv_nsec = (us % 1000000) * 1000;
 	nanosleep(&nap, NULL);
 }
 
@@ -4458,6 +4491,21 @@ static int bench_receive(struct net *n, void *rc_, struct unpack_handle *uh, uin
 	return 0;
 }
 
+/* The executable mappings ("map: " and the line of /proc/self/maps), so that
+ * mk/bench-profile.py can name the user-space functions of a profile. */
+static void bench_print_maps(void)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	char line[512];
+
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f))
+		if (strstr(line, " r-xp ") && strchr(line, '/'))
+			printf("map: %s", line);
+	fclose(f);
+}
+
 static int bench_main(int argc, char **argv)
 {
 	const char *mode = argc > 0 ? argv[0] : "", *mib = argc > 1 ? argv[1] : "0";
@@ -4570,6 +4618,7 @@ out:
 	printf("cpu_idle_s: %.3f\n", (double)(d[3] + d[4]) / hz);
 	if (b.id >= 0)
 		printf("marker_begin: %ld\nmarker_end: %ld\n", 2 * b.id, 2 * b.id + 1);
+	bench_print_maps();
 	return 0;
 }
 

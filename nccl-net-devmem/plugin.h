@@ -66,7 +66,10 @@ uint64_t dm_now_ms(void);
 #define DM_ENV_RX_REGION_MB "NCCL_DEVMEM_RX_REGION_MB"
 #define DM_DEFAULT_RX_REGION_MB 64
 #define DM_ENV_RX_SOCKBUF_KB "NCCL_DEVMEM_RX_SOCKBUF_KB"	/* SO_RCVBUF of steered sockets */
-#define DM_DEFAULT_RX_SOCKBUF_KB 1024
+/* 0: autotuned (up to net.ipv4.tcp_rmem's maximum, reserved in the region);
+ * where the region cannot hold that, this fixed SO_RCVBUF */
+#define DM_DEFAULT_RX_SOCKBUF_KB 0
+#define DM_FIXED_RX_SOCKBUF_KB 1024
 #define DM_ENV_TX "NCCL_DEVMEM_TX"			/* 0: plain send only */
 #define DM_ENV_UNPACK "NCCL_DEVMEM_UNPACK"		/* 1: UNPACK delivery */
 #define DM_ENV_TEST_GPU "NCCL_DEVMEM_TEST_GPU"		/* 1: GPU test mode (gpu.c) */
@@ -196,9 +199,12 @@ struct dm_rx_region *dm_rx_peek(int dev);
 /* Another reference to a region the caller holds one of. */
 struct dm_rx_region *dm_rx_ref(struct dm_rx_region *r);
 /* Steers the data sockets to the region's queues (locs[n] out); on failure
- * nothing stays installed. 0 or -errno with `why`.  The reservation covers
- * the sockets' buffers, and as much again with UNPACK delivery: fragments
- * read but not yet consumed by NCCL (struct dm_unpack's allowance). */
+ * nothing stays installed. 0 with `why` naming the receive buffers chosen,
+ * or -errno with `why`.  The reservation covers the sockets' buffers
+ * (autotuned: tcp_rmem's maximum each; NCCL_DEVMEM_RX_SOCKBUF_KB, or where
+ * the region cannot hold that: twice SO_RCVBUF), and as much again with
+ * UNPACK delivery: fragments read but not yet consumed by NCCL (struct
+ * dm_unpack's allowance). */
 int dm_rx_steer(struct dm_rx_region *r, const int *fds, int n, int unpack, int *locs,
 		size_t *reserved, char *why, size_t wl);
 /* Deletes the rules (fds: the steered sockets, to check the rules are
@@ -385,6 +391,7 @@ struct dm_sock {
 	uint64_t stg_off, stg_have;	/* send: its next bytes in the stage (gpu.c) */
 	struct dm_retry retry;	/* recv: a devmem recvmsg failing (copy.c) */
 	struct dm_zc zc;
+	int corked;		/* send: TCP_CORK set for the chunk in progress */
 };
 
 struct dm_worker {

@@ -323,22 +323,57 @@ void dm_rx_put(struct dm_rx_region *r)
 	pthread_mutex_unlock(&rx_lock);
 }
 
+/* net.ipv4.tcp_rmem's maximum in this thread's network namespace: what an
+ * autotuned receive buffer may grow to; 0 where it cannot be read. */
+static size_t tcp_rmem_max(void)
+{
+	unsigned long lo, def, max;
+	FILE *f = fopen("/proc/sys/net/ipv4/tcp_rmem", "re");
+	int got;
+
+	if (!f)
+		return 0;
+	got = fscanf(f, "%lu %lu %lu", &lo, &def, &max);
+	fclose(f);
+	return got == 3 && max <= (1ul << 31) ? (size_t)max : 0;
+}
+
 int dm_rx_steer(struct dm_rx_region *r, const int *fds, int n, int unpack, int *locs,
 		size_t *reserved, char *why, size_t wl)
 {
-	int kb = dm_env_int(DM_ENV_RX_SOCKBUF_KB, DM_DEFAULT_RX_SOCKBUF_KB, 64, 1 << 20);
-	/* the kernel doubles SO_RCVBUF (skb overhead): what a socket may hold;
-	 * with UNPACK as much again for fragments read and not consumed */
-	size_t per = (size_t)kb << 11, need = per * (size_t)n * (unpack ? 2 : 1);
-	int i, err, val = kb << 10;
+	int kb = dm_env_int(DM_ENV_RX_SOCKBUF_KB, DM_DEFAULT_RX_SOCKBUF_KB, 0, 1 << 20);
+	/* with UNPACK as much again for fragments read and not consumed */
+	size_t mult = (size_t)n * (unpack ? 2 : 1), per, need, fixed_need;
+	int i, err, val;
 
+	if (kb > 0 && kb < 64) {
+		DM_WARN("%s=%d: below the 64 KiB minimum, using 64", DM_ENV_RX_SOCKBUF_KB, kb);
+		kb = 64;
+	}
 	*reserved = 0;
 	for (i = 0; i < n; i++)
 		locs[i] = -1;
 	/* Unread bytes of a steered socket hold region memory: the sockets
 	 * together may hold no more than the region less what the NIC's ring
-	 * needs, or one slow reader starves every flow of the queue. */
+	 * needs, or one slow reader starves every flow of the queue.  A
+	 * socket may hold its receive buffer: autotuned, up to tcp_rmem's
+	 * maximum; with SO_RCVBUF, twice that (the kernel doubles it for skb
+	 * overhead).  Autotuning is the default: a fixed buffer that the
+	 * reader keeps empty makes TCP acknowledge nearly every burst, which
+	 * costs both ends more than the payload (nccl-net-devmem/README.md);
+	 * where the region cannot hold it, the sockets get a fixed one. */
+	per = kb ? 0 : tcp_rmem_max();
+	fixed_need = ((size_t)(kb ? kb : DM_FIXED_RX_SOCKBUF_KB) << 11) * mult;
+	need = per * mult;
 	pthread_mutex_lock(&rx_lock);
+	if (!per || r->budget < need) {
+		if (!kb)
+			kb = DM_FIXED_RX_SOCKBUF_KB;
+		per = (size_t)kb << 11;
+		need = fixed_need;
+	} else {
+		kb = 0;
+	}
 	if (r->budget < need) {
 		pthread_mutex_unlock(&rx_lock);
 		snprintf(why, wl, "the RX region is spoken for (%zu of %zu MiB left, %d sockets "
@@ -349,6 +384,7 @@ int dm_rx_steer(struct dm_rx_region *r, const int *fds, int n, int unpack, int *
 	r->budget -= need;
 	pthread_mutex_unlock(&rx_lock);
 	*reserved = need;
+	val = kb << 10;
 	for (i = 0; i < n; i++) {
 		char swhy[320];
 
@@ -374,7 +410,7 @@ int dm_rx_steer(struct dm_rx_region *r, const int *fds, int n, int unpack, int *
 		int got = 0;
 		socklen_t gl = sizeof(got);
 
-		if (setsockopt(fds[i], SOL_SOCKET, SO_RCVBUFFORCE, &val, sizeof(val)) &&
+		if (kb && setsockopt(fds[i], SOL_SOCKET, SO_RCVBUFFORCE, &val, sizeof(val)) &&
 		    setsockopt(fds[i], SOL_SOCKET, SO_RCVBUF, &val, sizeof(val))) {
 			err = -errno;
 			snprintf(why, wl, "SO_RCVBUF on data socket %d: %s", i, strerror(-err));
@@ -387,6 +423,10 @@ int dm_rx_steer(struct dm_rx_region *r, const int *fds, int n, int unpack, int *
 			return -EINVAL;
 		}
 	}
+	if (kb)
+		snprintf(why, wl, "SO_RCVBUF %d KiB", kb);
+	else
+		snprintf(why, wl, "receive buffers autotuned up to %zu KiB", per >> 10);
 	return 0;
 }
 

@@ -16,8 +16,10 @@
 #   full: the rules added for the connection are undone): the same bytes,
 #   the reason in the log; a steering lock no other user can hold (nobody
 #   tries) and one opened up to every user refused;
-# - a 4 MiB region that 22 MB pass through (tokens must come back), and a
-#   region too small for a connection's socket buffers (copy mode);
+# - a 4 MiB region that 22 MB pass through (tokens must come back), a
+#   region too small for a connection's socket buffers (copy mode), one
+#   that holds fixed buffers but not autotuned ones (SO_RCVBUF 1024 KiB),
+#   autotuned buffers by default;
 # - a devmem recvmsg that cannot grow its socket's token table (fault
 #   injection): retried, every byte right; one that never can: the comm
 #   fails after 10 s with the reason;
@@ -151,6 +153,7 @@ bound()
 
 harness wire-devmem-rx-sizes wire-devmem-rx-8-outstanding wire-copy-mode-env \
 	wire-sender-killed wire-small-region wire-region-spoken-for \
+	wire-fixed-buffers-small-region \
 	wire-devmem-tx-sizes wire-devmem-tx-and-rx wire-tx-not-a-dmabuf wire-tx-env-off \
 	wire-tx-refused-at-send wire-tx-receiver-killed wire-tx-done-when-acked \
 	wire-unpack-sizes wire-unpack-tx-8-outstanding wire-unpack-too-many-fragments \
