@@ -391,7 +391,6 @@ struct dm_sock {
 	uint64_t stg_off, stg_have;	/* send: its next bytes in the stage (gpu.c) */
 	struct dm_retry retry;	/* recv: a devmem recvmsg failing (copy.c) */
 	struct dm_zc zc;
-	int corked;		/* send: TCP_CORK set for the chunk in progress */
 };
 
 struct dm_worker {

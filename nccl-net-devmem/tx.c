@@ -19,16 +19,11 @@
  * another device, a binding gone) makes that comm send plainly from then
  * on, logged with the reason; the bytes already queued are not affected.
  * Plain send of GPU memory goes through a pinned host stage (gpu.c).
- *
- * Data sockets have TCP_NODELAY (a chunk's last bytes must not wait for an
- * ACK) and are corked while a chunk larger than DM_CORK_MIN goes in: the
- * kernel then sends only full segments until the chunk is all queued.
  */
 #include <errno.h>
 #include <time.h>		/* before linux/errqueue.h, which needs timespec */
 #include <linux/errqueue.h>
 #include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <poll.h>
 #include <stdio.h>
 #include <string.h>
@@ -47,9 +42,6 @@
 #ifndef SO_EE_ORIGIN_ZEROCOPY
 #define SO_EE_ORIGIN_ZEROCOPY 5
 #endif
-
-/* a chunk larger than this is sent corked (dm_tx_chunk) */
-#define DM_CORK_MIN (16u << 10)
 
 /* bind-tx refusals said, one bit per device (atomic: any comm may say it) */
 static atomic_uint tx_refusal_said[DM_MAX_DEVS];
@@ -257,16 +249,6 @@ int dm_tx_chunk(struct dm_comm *c, int k, short *ev, uint64_t *moved, uint64_t b
 	struct dm_sock *s = &c->socks[k];
 	struct dm_zc *z = &s->zc;
 
-	/* Corked while a chunk's bytes go in, then pushed: with TCP_NODELAY
-	 * alone every transmission that an ACK lets out ends in a short
-	 * segment at the window's edge, and the receiver answers each
-	 * PSH-marked short segment at once (more packets and ACKs both ways). */
-	if (!s->corked && s->left > DM_CORK_MIN) {
-		int one = 1;
-
-		if (!setsockopt(s->fd, IPPROTO_TCP, TCP_CORK, &one, sizeof(one)))
-			s->corked = 1;
-	}
 	while (s->left) {
 		int devmem = s->tx_id && !atomic_load(&c->tx_fallback);
 		ssize_t r;
@@ -337,12 +319,6 @@ int dm_tx_chunk(struct dm_comm *c, int k, short *ev, uint64_t *moved, uint64_t b
 		dm_comm_error(c, ncclRemoteError, "data socket %d: %s", k,
 			      r ? strerror(errno) : "closed");
 		return -1;
-	}
-	if (s->corked) {
-		int zero = 0;
-
-		setsockopt(s->fd, IPPROTO_TCP, TCP_CORK, &zero, sizeof(zero));
-		s->corked = 0;
 	}
 	return 1;
 }
