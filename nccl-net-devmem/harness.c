@@ -1742,6 +1742,59 @@ static int case_env(void)
 	return 0;
 }
 
+/* By default a comm starts no more progress threads than the CPUs it may
+ * run on; NCCL_DEVMEM_NTHREADS set says how many all the same. */
+static int case_threads_affinity(void)
+{
+	static const struct {
+		int pin;		/* the receiver on one CPU */
+		const char *env, *want;
+	} cfgs[] = {
+		{ 1, NULL, "2 data sockets, 1 threads" },
+		{ 1, "NCCL_DEVMEM_NTHREADS=2", "2 data sockets, 2 threads" },
+		{ 0, NULL, "2 data sockets, 2 threads" },
+	};
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	size_t i;
+
+	for (i = 0; i < sizeof(cfgs) / sizeof(cfgs[0]); i++) {
+		struct plan p;
+		struct pair_cfg cfg = { .send_ver = 11, .recv_ver = 11, .plan = &p, .ms = 15000 };
+		pid_t pid;
+		int st, rc;
+
+		if (!cfgs[i].pin && ncpu < 2) {
+			diag("one CPU online: the unpinned configuration is left out");
+			continue;
+		}
+		cfg.recv_env[0] = cfgs[i].env;
+		plan_random(&p, 20, MIB, 1, 4, 950 + i);
+		fflush(stdout);
+		pid = fork();
+		if (pid == 0) {
+			cpu_set_t set;
+
+			prctl(PR_SET_PDEATHSIG, SIGKILL);
+			CPU_ZERO(&set);
+			CPU_SET(0, &set);
+			if (cfgs[i].pin && sched_setaffinity(0, sizeof(set), &set))
+				_exit(2);
+			if (run_pair(&cfg))
+				_exit(1);
+			_exit(log_find(cfgs[i].want) ? 0 : 3);
+		}
+		waitpid(pid, &st, 0);
+		rc = !WIFEXITED(st) ? -1 : WEXITSTATUS(st);
+		plan_free(&p);
+		if (rc)
+			FAIL("configuration %zu (%s, %s): %s", i, cfgs[i].pin ? "one CPU" : "all CPUs",
+			     cfgs[i].env ? cfgs[i].env : "no NCCL_DEVMEM_NTHREADS",
+			     rc == 3 ? "the log does not say the threads expected" :
+			     rc == 2 ? "cannot pin" : "the transfer failed");
+	}
+	return 0;
+}
+
 /* ---- receive smaller than the send, tag that matches nothing ---- */
 
 struct lie_cfg {
@@ -3492,11 +3545,11 @@ static int case_wire_steer_lock_open_to_all(void)
  * NCCL_DEVMEM_HELPER empty, copy mode with the reason; with a helper that
  * refuses igb's shared RSS buckets (NCCL_DEVMEM_HELPER set by wire.sh to
  * such a helper), copy mode with its reason. */
-static int wire_nobody_case(const char *env, const char *expect)
+static int wire_nobody_case_with(const char *env, const char *expect, int (*after_accept)(void))
 {
 	struct plan p;
 	struct pair_cfg cfg = { .send_ver = 11, .recv_ver = 11, .plan = &p, .ms = 60000,
-				.recv_nobody = 1 };
+				.recv_nobody = 1, .after_accept = after_accept };
 	int rc;
 
 	cfg.recv_env[0] = env;
@@ -3510,9 +3563,28 @@ static int wire_nobody_case(const char *env, const char *expect)
 	return rc ? -1 : 0;
 }
 
+static int wire_nobody_case(const char *env, const char *expect)
+{
+	return wire_nobody_case_with(env, expect, NULL);
+}
+
 static int case_wire_helper_rx(void)
 {
 	return wire_nobody_case(NULL, NULL);
+}
+
+/* The receiver holds its steered connection 30 s (x time scale) before it
+ * reads: tests/wire.sh kills such a job while its rules are surely in. */
+static int hold_after_accept(void)
+{
+	diag("steered: holding for %d ms", scaled(30000));
+	usleep((useconds_t)scaled(30000) * 1000u);
+	return 0;
+}
+
+static int case_wire_helper_rx_held(void)
+{
+	return wire_nobody_case_with(NULL, NULL, hold_after_accept);
 }
 
 static int case_wire_no_helper(void)
@@ -4109,6 +4181,7 @@ static const struct tcase cases[] = {
 	{ "multi-recv", case_multirecv, 30 },
 	{ "several-connections", case_multiconn, 30 },
 	{ "nsocks-nthreads-env", case_env, 30 },
+	{ "threads-follow-affinity", case_threads_affinity, 30 },
 	{ "recv-smaller-than-send", case_recv_smaller, 20 },
 	{ "api-misuse", case_misuse, 15 },
 	{ "stall-report", case_stall_report, 30 },
@@ -4132,6 +4205,7 @@ static const struct tcase cases[] = {
 	{ "wire-token-table-gives-up", case_wire_token_gives_up, 120 },
 	{ "wire-rss-onto-devmem-queue", case_wire_rss_refused, 120 },
 	{ "wire-helper-rx", case_wire_helper_rx, 120 },
+	{ "wire-held-helper-job", case_wire_helper_rx_held, 240 },
 	{ "wire-no-helper", case_wire_no_helper, 120 },
 	{ "wire-helper-refuses-buckets", case_wire_helper_refuses_buckets, 120 },
 	{ "wire-sender-killed", case_wire_kill_sender, 60 },
@@ -4516,7 +4590,7 @@ static int bench_main(int argc, char **argv)
 	void *lc = NULL, *rc_ = NULL, *mh = NULL;
 	struct unpack_handle *uh = NULL;
 	double hz = (double)sysconf(_SC_CLK_TCK), secs;
-	long long dmabuf, host, nsocks;
+	long long dmabuf, host, nsocks, nthreads;
 	struct peer peer;
 	struct net n;
 	uint8_t *slab = NULL;
@@ -4585,6 +4659,7 @@ out:
 	dmabuf = logged_number(" bytes received into the dma-buf");
 	host = logged_number(" in host memory");
 	nsocks = logged_number(" data sockets");
+	nthreads = logged_number(" threads, ");
 	if (wire.on && (dmabuf < 0 || (uint64_t)dmabuf * 10 < b.bytes * 9 ||
 			(b.unpack && region * 10 < b.bytes * 9))) {
 		diag("bench: %lld of %llu bytes through the dma-buf, %llu through UNPACK metas: "
@@ -4596,6 +4671,7 @@ out:
 		d[i] = t1[i] - t0[i];
 	secs = (double)(ns1 - ns0) / 1e9;
 	printf("role: rx\nmode: nccl-%s\nconnections: 1\ndata_sockets: %lld\n", mode, nsocks);
+	printf("progress_threads: %lld\n", nthreads);
 	printf("msg_size: %u\ndepth: %d\n", BENCH_MSG, BENCH_DEPTH);
 	printf("bytes: %llu\n", (unsigned long long)b.bytes);
 	printf("throughput_mbps: %.2f\n", (double)b.bytes * 8 / secs / 1e6);

@@ -320,14 +320,15 @@ if start_helper ,shared-buckets; then
 	cli ip link set lo up
 	cli "$HOSTILE" xdev "$hsock" "$(srv cat /sys/class/net/"$SRV_IF"/ifindex)" $((nq - 1)) ||
 		fail "helper_hostile xdev"
-	# the job killed mid-transfer (the harness, and its case with it), once
-	# the queue has left the last binding
+	# the job killed while steered (the harness, and its case with it: it
+	# holds its connection 2 minutes before the transfer), once the queue
+	# has left the last binding
 	for i in $(seq 50); do
 		[ "$(bound)" = 0 ] && break
 		sleep 0.2
 	done
 	NCCL_DEVMEM_HELPER=$hsock HARNESS_WIRE="$SRV_NS,$SRV_IF,$CLI_NS,$CLI_IF" \
-		HARNESS_TIME_SCALE=4 "$HARNESS" "$LIB" wire-helper-rx > /dev/null 2>&1 &
+		HARNESS_TIME_SCALE=4 "$HARNESS" "$LIB" wire-held-helper-job > /dev/null 2>&1 &
 	job=$!
 	for i in $(seq 100); do
 		[ "$(rules)" != 0 ] && break
