@@ -10,7 +10,9 @@
 # process's executable mappings as "map: " lines of /proc/PID/maps (what
 # nccl_harness --bench prints; the guest sees the host's files under the
 # same paths): then they are named "FILE:function" by nm of that file
-# (its dynamic symbols where it has no others), or "FILE:?". With PER_UNIT
+# (its dynamic symbols where it has no others), or "FILE:?". That assumes
+# position-independent files whose text lies at its file offset (gcc's
+# default on Debian) and files unchanged since the profiled run. With PER_UNIT
 # (e.g. the fragments received in the profiled windows) a column of
 # instructions per unit is added.
 
@@ -19,10 +21,11 @@ import subprocess
 import sys
 
 
-def symbols(path, dynamic=False):
-    """Sorted (addresses, names) of the text symbols nm finds in path."""
+def symbols(path, dynamic=False, check=False):
+    """Sorted (addresses, names) of the text symbols nm finds in path
+    (none where nm cannot read it, unless check)."""
     cmd = ["nm", "-n", "--defined-only"] + (["-D"] if dynamic else []) + [path]
-    out = subprocess.run(cmd, capture_output=True, text=True).stdout
+    out = subprocess.run(cmd, capture_output=True, text=True, check=check).stdout
     addrs, names = [], []
     for line in out.splitlines():
         w = line.split()
@@ -51,12 +54,14 @@ def main():
     args = sys.argv[1:]
     maps = []
     if args[:1] == ["--maps"]:
+        if len(args) < 4:
+            sys.exit("usage: bench-profile.py [--maps FILE] PROFILE VMLINUX [TOP [PER_UNIT]]")
         maps = read_maps(args[1])
         args = args[2:]
     prof, vmlinux = args[0], args[1]
     top = int(args[2]) if len(args) > 2 else 40
     unit = float(args[3]) if len(args) > 3 else 0
-    addrs, names = symbols(vmlinux)
+    addrs, names = symbols(vmlinux, check=True)
     files = {}
     for _, _, _, path in maps:
         if path not in files:

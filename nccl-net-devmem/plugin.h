@@ -184,6 +184,7 @@ struct dm_rx_region {
 	atomic_ullong bytes_dmabuf, bytes_host;
 	atomic_ullong steer_failures;	/* connections served in copy mode */
 	size_t budget;		/* region bytes steered sockets may still hold; rx lock */
+	size_t budget0;		/* and all it had (read-only) */
 	/* bound through the privileged helper (-1: by this process): its
 	 * connection, which holds the binding (nl is then closed), one
 	 * exchange at a time under helper_lock */

@@ -213,6 +213,7 @@ static struct dm_rx_region *region_create(int dev, int *transient, char *why, si
 		goto fail;
 	}
 	r->budget = r->size - reserve;
+	r->budget0 = r->budget;
 	r->dmabuf_fd = udmabuf_region(r->size, &r->memfd, why, wl);
 	if (r->dmabuf_fd < 0)
 		goto fail;
@@ -323,32 +324,52 @@ void dm_rx_put(struct dm_rx_region *r)
 	pthread_mutex_unlock(&rx_lock);
 }
 
-/* net.ipv4.tcp_rmem's maximum in this thread's network namespace: what an
- * autotuned receive buffer may grow to; 0 where it cannot be read. */
-static size_t tcp_rmem_max(void)
+/* What an autotuned receive buffer may grow to in this thread's network
+ * namespace: the larger of net.ipv4.tcp_rmem's default and maximum (at
+ * least 64 KiB); 0 where that cannot be read or autotuning is off
+ * (net.ipv4.tcp_moderate_rcvbuf 0). */
+static size_t autotune_max(void)
 {
 	unsigned long lo, def, max;
-	FILE *f = fopen("/proc/sys/net/ipv4/tcp_rmem", "re");
-	int got;
+	int moderate = 1, got;
+	FILE *f = fopen("/proc/sys/net/ipv4/tcp_moderate_rcvbuf", "re");
 
+	if (f) {
+		if (fscanf(f, "%d", &moderate) != 1)
+			moderate = 1;
+		fclose(f);
+	}
+	if (!moderate)
+		return 0;
+	f = fopen("/proc/sys/net/ipv4/tcp_rmem", "re");
 	if (!f)
 		return 0;
 	got = fscanf(f, "%lu %lu %lu", &lo, &def, &max);
 	fclose(f);
-	return got == 3 && max <= (1ul << 31) ? (size_t)max : 0;
+	if (got != 3)
+		return 0;
+	if (def > max)
+		max = def;
+	if (max > (1ul << 31))
+		return 0;
+	return max < (64ul << 10) ? 64ul << 10 : (size_t)max;
 }
 
 int dm_rx_steer(struct dm_rx_region *r, const int *fds, int n, int unpack, int *locs,
 		size_t *reserved, char *why, size_t wl)
 {
+	static atomic_int small_said;
 	int kb = dm_env_int(DM_ENV_RX_SOCKBUF_KB, DM_DEFAULT_RX_SOCKBUF_KB, 0, 1 << 20);
 	/* with UNPACK as much again for fragments read and not consumed */
-	size_t mult = (size_t)n * (unpack ? 2 : 1), per, need, fixed_need;
-	int i, err, val;
+	size_t mult = (size_t)n * (unpack ? 2 : 1), per, need, auto_per, auto_need;
+	char note[160] = "";
+	int i, err, val, got_min = 0;
 
 	if (kb > 0 && kb < 64) {
-		DM_WARN("%s=%d: below the 64 KiB minimum, using 64", DM_ENV_RX_SOCKBUF_KB, kb);
-		kb = 64;
+		if (!atomic_exchange(&small_said, 1))
+			DM_WARN("%s=%d is under the 64 KiB minimum; using the default (autotuned)",
+				DM_ENV_RX_SOCKBUF_KB, kb);
+		kb = 0;
 	}
 	*reserved = 0;
 	for (i = 0; i < n; i++)
@@ -357,28 +378,39 @@ int dm_rx_steer(struct dm_rx_region *r, const int *fds, int n, int unpack, int *
 	 * together may hold no more than the region less what the NIC's ring
 	 * needs, or one slow reader starves every flow of the queue.  A
 	 * socket may hold its receive buffer: autotuned, up to tcp_rmem's
-	 * maximum; with SO_RCVBUF, twice that (the kernel doubles it for skb
-	 * overhead).  Autotuning is the default: a fixed buffer that the
+	 * maximum (as read now: raised later, the buffers may outgrow their
+	 * reservation); with SO_RCVBUF, twice that (the kernel doubles it for
+	 * skb overhead).  Autotuning is the default: a fixed buffer that the
 	 * reader keeps empty makes TCP acknowledge nearly every burst, which
-	 * costs both ends more than the payload (nccl-net-devmem/README.md);
-	 * where the region cannot hold it, the sockets get a fixed one. */
-	per = kb ? 0 : tcp_rmem_max();
-	fixed_need = ((size_t)(kb ? kb : DM_FIXED_RX_SOCKBUF_KB) << 11) * mult;
-	need = per * mult;
+	 * costs both ends more than the payload (nccl-net-devmem/README.md).
+	 * Autotuned buffers take at most half of the region's budget, so that
+	 * later connections still find room for fixed ones. */
+	auto_per = kb ? 0 : autotune_max();
+	auto_need = auto_per * mult;
 	pthread_mutex_lock(&rx_lock);
-	if (!per || r->budget < need) {
+	if (auto_per && r->budget >= auto_need && r->budget - auto_need >= r->budget0 / 2) {
+		per = auto_per;
+		need = auto_need;
+		kb = 0;
+	} else {
+		if (!kb && !auto_per)
+			snprintf(note, sizeof(note), " (not autotuned: tcp_moderate_rcvbuf 0, or "
+				 "tcp_rmem unreadable or over 2 GiB)");
+		else if (!kb)
+			snprintf(note, sizeof(note), " (autotuned buffers would reserve %zu MiB, "
+				 "leaving %zu of the region's %zu MiB: under half)", auto_need >> 20,
+				 r->budget >= auto_need ? (r->budget - auto_need) >> 20 : 0,
+				 r->budget0 >> 20);
 		if (!kb)
 			kb = DM_FIXED_RX_SOCKBUF_KB;
 		per = (size_t)kb << 11;
-		need = fixed_need;
-	} else {
-		kb = 0;
+		need = per * mult;
 	}
 	if (r->budget < need) {
 		pthread_mutex_unlock(&rx_lock);
 		snprintf(why, wl, "the RX region is spoken for (%zu of %zu MiB left, %d sockets "
-			 "of %d KiB need %zu MiB)", r->budget >> 20, r->size >> 20, n, kb * 2,
-			 need >> 20);
+			 "of %d KiB%s need %zu MiB)", r->budget >> 20, r->size >> 20, n, kb * 2,
+			 unpack ? ", twice with UNPACK," : "", need >> 20);
 		return -ENOSPC;
 	}
 	r->budget -= need;
@@ -422,9 +454,12 @@ int dm_rx_steer(struct dm_rx_region *r, const int *fds, int n, int unpack, int *
 			dm_rx_unsteer(r, fds, locs, n, reserved);
 			return -EINVAL;
 		}
+		if (!i || got < got_min)
+			got_min = got;
 	}
+	/* what the kernel granted: through the helper, rmem_max caps it */
 	if (kb)
-		snprintf(why, wl, "SO_RCVBUF %d KiB", kb);
+		snprintf(why, wl, "SO_RCVBUF %d KiB%s", got_min > 0 ? got_min / 2048 : kb, note);
 	else
 		snprintf(why, wl, "receive buffers autotuned up to %zu KiB", per >> 10);
 	return 0;
