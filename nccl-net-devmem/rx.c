@@ -361,7 +361,7 @@ int dm_rx_steer(struct dm_rx_region *r, const int *fds, int n, int unpack, int *
 	static atomic_int small_said;
 	int kb = dm_env_int(DM_ENV_RX_SOCKBUF_KB, DM_DEFAULT_RX_SOCKBUF_KB, 0, 1 << 20);
 	/* with UNPACK as much again for fragments read and not consumed */
-	size_t mult = (size_t)n * (unpack ? 2 : 1), per, need, auto_per, auto_need;
+	size_t mult = (size_t)n * (unpack ? 2 : 1), per, need, auto_per, auto_need, fixed_need;
 	char note[160] = "";
 	int i, err, val, got_min = 0;
 
@@ -383,12 +383,14 @@ int dm_rx_steer(struct dm_rx_region *r, const int *fds, int n, int unpack, int *
 	 * skb overhead).  Autotuning is the default: a fixed buffer that the
 	 * reader keeps empty makes TCP acknowledge nearly every burst, which
 	 * costs both ends more than the payload (nccl-net-devmem/README.md).
-	 * Autotuned buffers take at most half of the region's budget, so that
-	 * later connections still find room for fixed ones. */
+	 * A connection's buffers are autotuned only where the budget left
+	 * after them still holds a connection of fixed ones, so that a later
+	 * connection keeps devmem RX. */
 	auto_per = kb ? 0 : autotune_max();
 	auto_need = auto_per * mult;
+	fixed_need = ((size_t)DM_FIXED_RX_SOCKBUF_KB << 11) * mult;
 	pthread_mutex_lock(&rx_lock);
-	if (auto_per && r->budget >= auto_need && r->budget - auto_need >= r->budget0 / 2) {
+	if (auto_per && r->budget >= auto_need && r->budget - auto_need >= fixed_need) {
 		per = auto_per;
 		need = auto_need;
 		kb = 0;
@@ -398,9 +400,10 @@ int dm_rx_steer(struct dm_rx_region *r, const int *fds, int n, int unpack, int *
 				 "tcp_rmem unreadable or over 2 GiB)");
 		else if (!kb)
 			snprintf(note, sizeof(note), " (autotuned buffers would reserve %zu MiB, "
-				 "leaving %zu of the region's %zu MiB: under half)", auto_need >> 20,
+				 "leaving %zu of the region's %zu MiB: under %zu for one more)",
+				 auto_need >> 20,
 				 r->budget >= auto_need ? (r->budget - auto_need) >> 20 : 0,
-				 r->budget0 >> 20);
+				 r->budget0 >> 20, fixed_need >> 20);
 		if (!kb)
 			kb = DM_FIXED_RX_SOCKBUF_KB;
 		per = (size_t)kb << 11;
