@@ -61,6 +61,16 @@ else
 	sed 's/^/# /' "$out/host-nccl.log"
 	tap "not ok $n host: nccl plugin harness"
 fi
+# and again with no progress threads: test() moves the bytes (the cases
+# that set NCCL_DEVMEM_NTHREADS themselves keep theirs)
+n=$((n + 1))
+if NCCL_DEVMEM_NTHREADS=0 "$build"/nccl/nccl_harness "$build"/nccl/libnccl-net-devmem.so \
+	> "$out/host-nccl-nothreads.log" 2>&1; then
+	tap "ok $n host: nccl plugin harness, NCCL_DEVMEM_NTHREADS=0 ($(tail -1 "$out/host-nccl-nothreads.log"))"
+else
+	sed 's/^/# /' "$out/host-nccl-nothreads.log"
+	tap "not ok $n host: nccl plugin harness, NCCL_DEVMEM_NTHREADS=0"
+fi
 
 # 3. The runner itself: it must be able to fail.
 for t in "$top"/vm/tests/*.sh; do

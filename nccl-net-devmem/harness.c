@@ -1256,7 +1256,10 @@ struct pair_cfg {
 	const char *send_expect;	/* and a line it must have (NULL: none) */
 	int (*after_accept)(void);	/* run by the receiver (NULL: none) */
 	int recv_nobody;	/* the receiver becomes nobody (wire_nobody) */
+	int conns;		/* connections, one after the other (0: 1) */
 };
+
+#define PAIR_MAX_CONNS 4
 
 enum {
 	SEND_TX_ANY = 0,
@@ -1299,21 +1302,27 @@ static int pair_sender(struct peer *self)
 {
 	struct pair_cfg *cfg = self->arg;
 	uint8_t handle[NCCL_NET_HANDLE_MAXSIZE];
+	int i, conns = cfg->conns ? cfg->conns : 1;
+	void *sc[PAIR_MAX_CONNS] = { NULL };
 	struct net n;
-	void *sc;
-	int dev, rc;
+	int dev, rc = 0;
 
 	apply_env(cfg->send_env);
 	if (net_up(&n, cfg->send_ver, &dev))
 		return -1;
 	if (read_full(self->rfd, handle, sizeof(handle), scaled(5000)))
 		FAIL("sender: no handle");
-	rc = connect_loop(&n, dev, handle, &sc, 5000);
-	if (rc)
-		FAIL("sender: connect: %d", rc);
-	rc = run_send(&n, sc, cfg->plan, cfg->ms, 0);
-	if (n_close_send(&n, sc))
-		FAIL("sender: closeSend failed");
+	for (i = 0; i < conns; i++) {
+		rc = connect_loop(&n, dev, handle, &sc[i], 5000);
+		if (rc)
+			FAIL("sender: connect %d: %d", i, rc);
+	}
+	/* the plan over each in turn, all of them open until the end */
+	for (i = 0; i < conns && !rc; i++)
+		rc = run_send(&n, sc[i], cfg->plan, cfg->ms, 0);
+	for (i = 0; i < conns; i++)
+		if (n_close_send(&n, sc[i]))
+			FAIL("sender: closeSend %d failed", i);
 	net_down(&n);
 	if (!rc)
 		rc = sender_expect(cfg);
@@ -1324,11 +1333,14 @@ static int pair_sender(struct peer *self)
 static int run_pair(struct pair_cfg *cfg)
 {
 	uint8_t handle[NCCL_NET_HANDLE_MAXSIZE];
+	int i, conns = cfg->conns ? cfg->conns : 1;
+	void *lc, *rcs[PAIR_MAX_CONNS] = { NULL };
 	struct peer peer;
 	struct net n;
-	void *lc, *rc_;
-	int dev, rc, prc;
+	int dev, rc = 0, prc;
 
+	if (conns > PAIR_MAX_CONNS)
+		FAIL("%d connections, at most %d", conns, PAIR_MAX_CONNS);
 	if (peer_spawn(&peer, pair_sender, cfg))
 		return -1;
 	wire_nobody = cfg->recv_nobody;
@@ -1339,20 +1351,27 @@ static int run_pair(struct pair_cfg *cfg)
 	if (n_listen(&n, dev, handle, &lc))
 		FAIL("listen failed");
 	write_full(peer.wfd, handle, sizeof(handle));
-	rc = accept_loop(&n, lc, &rc_, 5000);
-	if (rc)
-		FAIL("accept: %d", rc);
+	for (i = 0; i < conns; i++) {
+		rc = accept_loop(&n, lc, &rcs[i], 5000);
+		if (rc)
+			FAIL("accept %d: %d", i, rc);
+	}
 	if (cfg->after_accept && cfg->after_accept()) {
 		/* the comms closed first: the sender fails at once */
-		n_close_recv(&n, rc_);
+		for (i = 0; i < conns; i++)
+			n_close_recv(&n, rcs[i]);
 		n_close_listen(&n, lc);
 		peer_wait(&peer, cfg->ms + 5000);
 		net_down(&n);
 		return -1;
 	}
-	rc = run_recv(&n, rc_, cfg->plan, cfg->ms, 0);
+	for (i = 0; i < conns && !rc; i++)
+		rc = run_recv(&n, rcs[i], cfg->plan, cfg->ms, 0);
 	prc = peer_wait(&peer, cfg->ms + 5000);
-	if (n_close_recv(&n, rc_) || n_close_listen(&n, lc))
+	for (i = 0; i < conns; i++)
+		if (n_close_recv(&n, rcs[i]))
+			FAIL("close %d failed", i);
+	if (n_close_listen(&n, lc))
 		FAIL("close failed");
 	net_down(&n);
 	return rc || prc ? -1 : 0;
@@ -1751,9 +1770,10 @@ static int case_threads_affinity(void)
 		int pin;		/* the receiver on one CPU */
 		const char *env, *want;
 	} cfgs[] = {
-		{ 1, NULL, "2 data sockets, 1 threads" },
+		{ 1, NULL, "2 data sockets, 0 threads" },
 		{ 1, "NCCL_DEVMEM_NTHREADS=2", "2 data sockets, 2 threads" },
 		{ 0, NULL, "2 data sockets, 2 threads" },
+		{ 0, "NCCL_DEVMEM_NTHREADS=0", "2 data sockets, 0 threads" },
 	};
 	const char *two = "2 data sockets, 2 threads";
 	cpu_set_t mine, one;
@@ -1784,6 +1804,8 @@ static int case_threads_affinity(void)
 		pid = fork();
 		if (pid == 0) {
 			prctl(PR_SET_PDEATHSIG, SIGKILL);
+			if (!cfgs[i].env)
+				unsetenv("NCCL_DEVMEM_NTHREADS");	/* the default */
 			if (cfgs[i].pin && sched_setaffinity(0, sizeof(one), &one))
 				_exit(2);
 			if (run_pair(&cfg))
@@ -2125,6 +2147,27 @@ static int stall_sender(struct peer *self)
 	return 0;
 }
 
+/* The stall cases' pair: a report after 1 s, 2 data sockets, the
+ * receiver's comm with `nthreads` progress threads; stall_sender's part. */
+static int stall_setup(const char *nthreads, struct peer *peer, struct net *n, void **lc,
+		       void **rc_)
+{
+	uint8_t handle[NCCL_NET_HANDLE_MAXSIZE];
+	int dev;
+
+	setenv("NCCL_DEVMEM_STALL_WARN_S", "1", 1);
+	setenv("NCCL_DEVMEM_NSOCKS", "2", 1);
+	setenv("NCCL_DEVMEM_NTHREADS", nthreads, 1);
+	if (peer_spawn(peer, stall_sender, NULL))
+		return -1;
+	if (net_up(n, 11, &dev) || n_listen(n, dev, handle, lc))
+		FAIL("setup failed");
+	write_full(peer->wfd, handle, sizeof(handle));
+	if (accept_loop(n, *lc, rc_, 5000))
+		FAIL("accept failed");
+	return 0;
+}
+
 static int case_stall_report(void)
 {
 	static const char *const first[] = {
@@ -2134,25 +2177,16 @@ static int case_stall_report(void)
 		"thread 1: socket 1: idle, next #0",
 	};
 	static const char *const second[] = { ": recv request #1 of 1 buffer(s)" };
-	uint8_t handle[NCCL_NET_HANDLE_MAXSIZE];
 	uint64_t buf = 0, buf2 = 0, t0, end;
 	void *lc, *rc_, *mh, *mh2, *req, *req2;
 	const char *at;
 	struct peer peer;
 	struct net n;
 	char go = 'g';
-	int dev, d = 0, got = 0;
+	int d = 0, got = 0;
 
-	setenv("NCCL_DEVMEM_STALL_WARN_S", "1", 1);
-	setenv("NCCL_DEVMEM_NSOCKS", "2", 1);
-	setenv("NCCL_DEVMEM_NTHREADS", "2", 1);
-	if (peer_spawn(&peer, stall_sender, NULL))
+	if (stall_setup("2", &peer, &n, &lc, &rc_))
 		return -1;
-	if (net_up(&n, 11, &dev) || n_listen(&n, dev, handle, &lc))
-		FAIL("setup failed");
-	write_full(peer.wfd, handle, sizeof(handle));
-	if (accept_loop(&n, lc, &rc_, 5000))
-		FAIL("accept failed");
 	if (n_regmr(&n, rc_, &buf, sizeof(buf), NCCL_PTR_HOST, &mh) ||
 	    n_regmr(&n, rc_, &buf2, sizeof(buf2), NCCL_PTR_HOST, &mh2))
 		FAIL("regMr failed");
@@ -2201,6 +2235,44 @@ static int case_stall_report(void)
 	n_deregmr(&n, rc_, mh2);
 	if (peer_wait(&peer, 10000))
 		return -1;
+	n_close_recv(&n, rc_);
+	n_close_listen(&n, lc);
+	net_down(&n);
+	return 0;
+}
+
+/* Without progress threads (NCCL_DEVMEM_NTHREADS=0, test() moves the
+ * bytes): the stall report gives the state test() owns, in one line. */
+static int case_stall_report_inline(void)
+{
+	static const char *const want[] = {
+		": recv request #0 of 1 buffer(s) (the first up to 8 bytes): 0 of 1 messages matched",
+		"(no progress threads, test() moves the bytes): control: reading a header; "
+		"socket 0: idle, next #0; socket 1: idle, next #0",
+	};
+	uint64_t buf = 0, t0;
+	void *lc, *rc_, *mh, *req;
+	struct peer peer;
+	struct net n;
+	char go = 'g';
+	int st;
+
+	if (stall_setup("0", &peer, &n, &lc, &rc_))
+		return -1;
+	if (!log_find("2 data sockets, 0 threads"))
+		FAIL("NCCL_DEVMEM_NTHREADS=0 did not give a comm without progress threads");
+	if (n_regmr(&n, rc_, &buf, sizeof(buf), NCCL_PTR_HOST, &mh))
+		FAIL("regMr failed");
+	t0 = now_ms();
+	if (stall_recv(&n, rc_, mh, &buf, &req) || stall_wait(&n, req, want, 2, t0))
+		return -1;
+	write_full(peer.wfd, &go, 1);
+	if (stall_done(&n, req, &buf, 0x0123456789abcdefull))
+		return -1;
+	/* the rest of the sender's script is not for this case */
+	kill(peer.pid, SIGKILL);
+	waitpid(peer.pid, &st, 0);
+	n_deregmr(&n, rc_, mh);
 	n_close_recv(&n, rc_);
 	n_close_listen(&n, lc);
 	net_down(&n);
@@ -3306,6 +3378,74 @@ static int case_wire_fixed_buffers(void)
 	return 0;
 }
 
+/* tcp_rmem's reservation per steered socket, as the plugin takes it (rx.c
+ * autotune_max()): the larger of its default and maximum, at least 64 KiB;
+ * 0 when unreadable. */
+static unsigned long rmem_reservation(void)
+{
+	char text[128] = "";
+	unsigned long v[3];
+	FILE *f = fopen("/proc/sys/net/ipv4/tcp_rmem", "r");
+	size_t got = f ? fread(text, 1, sizeof(text) - 1, f) : 0;
+
+	if (f)
+		fclose(f);
+	if (!got || sscanf(text, "%lu %lu %lu", &v[0], &v[1], &v[2]) != 3)
+		return 0;
+	v[0] = v[1] > v[2] ? v[1] : v[2];
+	return v[0] < (64ul << 10) ? 64ul << 10 : v[0];
+}
+
+/* Two connections of one comm context, the first held open.  The region's
+ * budget (less igb's default ring of 256 and its pool's 128 cached pages,
+ * 1.5 MiB) holds two connections of autotuned buffers (2 sockets of
+ * tcp_rmem's maximum each, copy delivery) and half a connection of fixed
+ * ones (2 sockets of SO_RCVBUF 1024 KiB, doubled) more: the first gets
+ * autotuned buffers; the second would fit autotuned, but then no later
+ * connection would keep devmem RX, so it gets SO_RCVBUF 1024 KiB; both
+ * devmem RX.  (Taking autotuned buffers first come, the second got them.) */
+static int case_wire_later_connection_fixed(void)
+{
+	unsigned long a = rmem_reservation(), mb;
+	char region[64];
+	struct plan p;
+	struct pair_cfg cfg = { .send_ver = 11, .recv_ver = 11, .plan = &p, .ms = 60000,
+				.conns = 2 };
+	const char *auto_line, *fixed_line, *first;
+	int rc, ordered;
+
+	if (!a)
+		FAIL("/proc/sys/net/ipv4/tcp_rmem unreadable");
+	mb = (4 * a + 2 * MIB) / MIB + 2;
+	snprintf(region, sizeof(region), "NCCL_DEVMEM_RX_REGION_MB=%lu", mb);
+	cfg.recv_env[0] = region;
+	cfg.recv_env[1] = "NCCL_DEVMEM_NSOCKS=2";
+	plan_sizes(&p, wire_sizes, (int)(sizeof(wire_sizes) / sizeof(wire_sizes[0])), 2, 78);
+	rc = run_pair(&cfg) || wire_expect(&p, NULL);
+	plan_free(&p);
+	if (rc)
+		return -1;
+	first = log_find("devmem RX (binding");
+	auto_line = log_find("receive buffers autotuned up to");
+	fixed_line = log_find("SO_RCVBUF 1024 KiB (autotuned buffers would reserve");
+	if (!first || !strstr(first + 1, "devmem RX (binding"))
+		FAIL("not both connections of a %lu MiB region used devmem RX: %.300s", mb,
+		     first ? first : copy_reason());
+	ordered = auto_line && fixed_line && auto_line < fixed_line;
+	if (!auto_line)
+		auto_line = "(no autotuned one)";
+	if (!fixed_line)
+		fixed_line = "(no fixed one)";
+	if (!ordered)
+		FAIL("a %lu MiB region (tcp_rmem reserving %lu KiB a socket) did not give the "
+		     "first connection autotuned buffers and the second fixed ones: \"%.*s\", "
+		     "then \"%.*s\"", mb, a >> 10, (int)strcspn(auto_line, "\n"), auto_line,
+		     (int)strcspn(fixed_line, "\n"), fixed_line);
+	diag("%lu MiB region: \"%.*s\", then \"%.*s\"", mb, (int)strcspn(auto_line, "\n"),
+	     auto_line, (int)strcspn(fixed_line, "\n"), fixed_line);
+	return 0;
+}
+
 /* 22 MB through a 4 MiB region: its buffers must come back (tokens). */
 static int case_wire_small_region(void)
 {
@@ -4091,6 +4231,45 @@ static int case_wire_unpack_sizes(void)
 	return rc ? -1 : 0;
 }
 
+/* No progress threads on either side (NCCL_DEVMEM_NTHREADS=0): test()
+ * moves the bytes, devmem RX all the same.  With UNPACK delivery, through
+ * an 8 MiB region: a socket that waits for pages reads again in a later
+ * test(), once irecvConsumed gave them back (no thread to wake). */
+static int wire_no_threads(int unpack)
+{
+	struct plan p;
+	struct pair_cfg cfg = { .send_ver = 11, .recv_ver = 11, .plan = &p, .ms = 60000 };
+	int rc;
+
+	cfg.recv_env[0] = "NCCL_DEVMEM_NTHREADS=0";
+	cfg.send_env[0] = "NCCL_DEVMEM_NTHREADS=0";
+	if (unpack) {
+		unpack_env_set();
+		cfg.recv_env[1] = "NCCL_DEVMEM_RX_REGION_MB=8";
+		cfg.recv_env[2] = "NCCL_DEVMEM_RX_SOCKBUF_KB=128";
+		plan_random(&p, 60, MIB / 2, 1, 8, 43);
+	} else {
+		plan_random(&p, 200, 2 * MIB, 4, 8, 1234);
+	}
+	rc = run_pair(&cfg) || (unpack ? unpack_expect(&p) : wire_expect(&p, NULL));
+	plan_free(&p);
+	if (rc)
+		return -1;
+	if (!log_find("data sockets, 0 threads"))
+		FAIL("the recv comm started progress threads");
+	return 0;
+}
+
+static int case_wire_no_threads(void)
+{
+	return wire_no_threads(0);
+}
+
+static int case_wire_unpack_no_threads(void)
+{
+	return wire_no_threads(1);
+}
+
 /* Receives to 512 KiB (NCCL's SIMPLE step), 8 in flight, through an
  * 8 MiB region: at MTU 1500 a fragment of about 1448 bytes holds a 4 KiB
  * page, so the pages go round several times: irecvConsumed must give the
@@ -4197,6 +4376,7 @@ static const struct tcase cases[] = {
 	{ "recv-smaller-than-send", case_recv_smaller, 20 },
 	{ "api-misuse", case_misuse, 15 },
 	{ "stall-report", case_stall_report, 30 },
+	{ "stall-report-no-threads", case_stall_report_inline, 30 },
 	{ "corrupt-handle", case_badhandle, 20 },
 	{ "sender-killed", case_kill_sender, 20 },
 	{ "receiver-killed", case_kill_receiver, 20 },
@@ -4224,6 +4404,7 @@ static const struct tcase cases[] = {
 	{ "wire-small-region", case_wire_small_region, 120 },
 	{ "wire-region-spoken-for", case_wire_spoken_for, 120 },
 	{ "wire-fixed-buffers-small-region", case_wire_fixed_buffers, 120 },
+	{ "wire-later-connection-fixed", case_wire_later_connection_fixed, 180 },
 	{ "wire-devmem-tx-sizes", case_wire_tx_sizes, 120 },
 	{ "wire-devmem-tx-and-rx", case_wire_tx_rx, 120 },
 	{ "wire-tx-not-a-dmabuf", case_wire_tx_not_dmabuf, 120 },
@@ -4236,6 +4417,8 @@ static const struct tcase cases[] = {
 	{ "wire-unpack-too-many-fragments", case_wire_unpack_too_many, 60 },
 	{ "wire-unpack-small-region", case_wire_unpack_small_region, 120 },
 	{ "wire-unpack-region-held", case_wire_unpack_region_held, 150 },
+	{ "wire-no-progress-threads", case_wire_no_threads, 120 },
+	{ "wire-unpack-no-progress-threads", case_wire_unpack_no_threads, 120 },
 };
 
 static int run_case(int num, const struct tcase *t)
@@ -4416,6 +4599,14 @@ static void bench_nap(void)
 	nanosleep(&nap, NULL);
 }
 
+/* The bench loops' clock for their 600 s limit: the coarse one, which the
+ * vDSO reads without a system call whatever the clocksource (a guest's
+ * HPET would cost each pass a syscall and an emulated MMIO read). */
+static uint64_t bench_now_ms(void)
+{
+	return bench_ns(CLOCK_MONOTONIC_COARSE) / 1000000;
+}
+
 static int bench_sender(struct peer *self)
 {
 	const struct bench *b = self->arg;
@@ -4439,11 +4630,11 @@ static int bench_sender(struct peer *self)
 		goto out;
 	}
 	bench_mark(2 * b->id + 2);
-	end = now_ms() + BENCH_LIMIT_MS;
+	end = bench_now_ms() + BENCH_LIMIT_MS;
 	while (done < nmsg) {
 		int progress = 0;
 
-		if (now_ms() > end) {
+		if (bench_now_ms() > end) {
 			diag("bench sender: %llu of %llu messages done after %d s",
 			     (unsigned long long)done, (unsigned long long)nmsg,
 			     BENCH_LIMIT_MS / 1000);
@@ -4515,14 +4706,14 @@ static int bench_receive(struct net *n, void *rc_, struct unpack_handle *uh, uin
 {
 	void *req[BENCH_DEPTH] = { NULL };
 	int ready[BENCH_DEPTH] = { 0 };
-	uint64_t posted = 0, done = 0, head = 0, tail = 0, end = now_ms() + BENCH_LIMIT_MS;
+	uint64_t posted = 0, done = 0, head = 0, tail = 0, end = bench_now_ms() + BENCH_LIMIT_MS;
 	long long got;
 
 	while (done < nmsg) {
 		int progress = 0;
 		uint64_t i;
 
-		if (now_ms() > end)
+		if (bench_now_ms() > end)
 			FAIL("bench: %llu of %llu messages after %d s", (unsigned long long)done,
 			     (unsigned long long)nmsg, BENCH_LIMIT_MS / 1000);
 		while (posted < nmsg && head - tail < BENCH_DEPTH) {

@@ -428,6 +428,9 @@ struct dm_comm {
 	int dev;
 	uint64_t comm_id;
 	int nsocks, nthreads;
+	/* nthreads 0: held by the test() caller moving the bytes (trylock
+	 * only); it owns what a progress thread would (sockets, control) */
+	pthread_mutex_t progress_lock;
 	char peer[64];
 	pthread_mutex_t lock;
 	atomic_int error;	/* ncclResult_t, 0 while healthy */

@@ -545,11 +545,26 @@ static void dmabuf_sync(int fd, uint64_t flags)
 #endif
 }
 
-struct dm_seg {
-	uint64_t off;		/* in the region (fragment) or in dst (linear run) */
+/* A run of bytes the kernel copied: where recvmsg packed it in dst, and
+ * where it belongs in the stream. */
+struct dm_lin {
+	uint64_t packed, pos;
 	uint32_t size;
-	int linear;
 };
+
+/* The next cmsg of a control buffer of len bytes, or NULL: as CMSG_NXTHDR,
+ * without its call per fragment. */
+static struct cmsghdr *cmsg_next(char *ctl, size_t len, struct cmsghdr *cm)
+{
+	size_t at = (size_t)((char *)cm - ctl) + CMSG_ALIGN(cm->cmsg_len);
+
+	if (cm->cmsg_len < sizeof(*cm) || at + sizeof(*cm) > len)
+		return NULL;
+	cm = (struct cmsghdr *)(ctl + at);
+	if (cm->cmsg_len < sizeof(*cm) || cm->cmsg_len > len - at)
+		return NULL;
+	return cm;
+}
 
 ssize_t dm_rx_recv(struct dm_rx_region *r, int fd, void *dst, size_t len, struct dm_rx_count *cnt,
 		   dm_rx_sink_fn sink, void *sink_arg, const char **why)
@@ -558,14 +573,14 @@ ssize_t dm_rx_recv(struct dm_rx_region *r, int fd, void *dst, size_t len, struct
 		char buf[DM_RX_CMSG_SPACE];
 		struct cmsghdr align;
 	} ctl;
-	struct dm_seg segs[DM_RX_MAX_FRAGS];
 	struct dm_rx_frag frags[DM_RX_MAX_FRAGS];
+	struct dm_lin lins[DM_RX_MAX_FRAGS];
 	uint32_t tokens[DM_RX_MAX_FRAGS];
 	struct iovec iov = { .iov_base = dst, .iov_len = len };
 	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
-	uint64_t pos, lin, frag_bytes = 0;
+	uint64_t pos = 0, lin = 0, frag_bytes = 0;
 	struct cmsghdr *cm;
-	int nseg = 0, ntok = 0, i, err;
+	int nf = 0, nl = 0, i, err;
 	ssize_t n;
 
 	*why = NULL;
@@ -574,92 +589,79 @@ ssize_t dm_rx_recv(struct dm_rx_region *r, int fd, void *dst, size_t len, struct
 	n = recvmsg(fd, &msg, DM_MSG_SOCK_DEVMEM | MSG_DONTWAIT);
 	if (n <= 0)
 		return n;
-	for (cm = CMSG_FIRSTHDR(&msg); cm; cm = CMSG_NXTHDR(&msg, cm)) {
+	/* One pass: each fragment's place in the stream, and each run the
+	 * kernel copied (they sit packed at dst, in stream order). */
+	cm = msg.msg_controllen >= sizeof(*cm) ? (struct cmsghdr *)ctl.buf : NULL;
+	if (cm && cm->cmsg_len > msg.msg_controllen)
+		cm = NULL;
+	for (; cm; cm = cmsg_next(ctl.buf, msg.msg_controllen, cm)) {
 		struct dm_dmabuf_cmsg dc;
 
 		if (cm->cmsg_level != SOL_SOCKET ||
 		    (cm->cmsg_type != DM_SO_DEVMEM_DMABUF && cm->cmsg_type != DM_SO_DEVMEM_LINEAR))
 			continue;
-		if (cm->cmsg_len != CMSG_LEN(sizeof(dc)) || nseg == DM_RX_MAX_FRAGS) {
+		if (cm->cmsg_len != CMSG_LEN(sizeof(dc)) || nf + nl == DM_RX_MAX_FRAGS) {
 			*why = "malformed devmem cmsg";
 			goto fail;
 		}
 		memcpy(&dc, CMSG_DATA(cm), sizeof(dc));
-		segs[nseg].size = dc.frag_size;
-		segs[nseg].linear = cm->cmsg_type == DM_SO_DEVMEM_LINEAR;
-		if (!segs[nseg].linear) {
-			tokens[ntok++] = dc.frag_token;
+		if (cm->cmsg_type == DM_SO_DEVMEM_LINEAR) {
+			lins[nl].packed = lin;
+			lins[nl].pos = pos;
+			lins[nl++].size = dc.frag_size;
+			lin += dc.frag_size;
+		} else {
+			tokens[nf] = dc.frag_token;
 			if (dc.dmabuf_id != r->id) {
+				nf++;
 				*why = "payload landed in another binding's dma-buf";
 				goto fail;
 			}
 			if (dc.frag_offset > r->size || dc.frag_size > r->size - dc.frag_offset) {
+				nf++;
 				*why = "fragment outside the RX region";
 				goto fail;
 			}
-			segs[nseg].off = dc.frag_offset;
+			frags[nf].off = dc.frag_offset;
+			frags[nf].pos = pos;
+			frags[nf].size = dc.frag_size;
+			frags[nf].token = dc.frag_token;
+			nf++;
 			frag_bytes += dc.frag_size;
 		}
-		nseg++;
+		pos += dc.frag_size;
 	}
 	if (msg.msg_flags & MSG_CTRUNC) {
 		*why = "devmem cmsgs truncated";
 		goto fail;
 	}
-	if (!nseg) {
+	if (!nf && !nl) {
 		/* an skb in host memory: copied in place, plainly */
 		atomic_fetch_add(&r->bytes_host, (uint64_t)n);
 		atomic_fetch_add(&cnt->host, (uint64_t)n);
 		return n;
 	}
-	/* stream positions; the linear runs sit packed at dst */
-	pos = lin = 0;
-	for (i = 0; i < nseg; i++) {
-		if (segs[i].linear) {
-			uint64_t from = lin;
-
-			lin += segs[i].size;
-			segs[i].off = from;
-		}
-		pos += segs[i].size;
-	}
 	if (pos != (uint64_t)n || lin + frag_bytes != (uint64_t)n) {
 		*why = "devmem cmsgs do not add up to the bytes received";
 		goto fail;
 	}
-	pos = (uint64_t)n;
-	for (i = nseg - 1; i >= 0; i--) {
-		pos -= segs[i].size;
-		if (segs[i].linear && pos != segs[i].off)
-			memmove((char *)dst + pos, (char *)dst + segs[i].off, segs[i].size);
-	}
+	/* the copied runs to their places, last first: none moves backwards */
+	for (i = nl - 1; i >= 0; i--)
+		if (lins[i].pos != lins[i].packed)
+			memmove((char *)dst + lins[i].pos, (char *)dst + lins[i].packed,
+				lins[i].size);
 	if (sink) {
-		int nf = 0;
-
-		for (i = 0, pos = 0; i < nseg; pos += segs[i].size, i++) {
-			if (segs[i].linear)
-				continue;
-			frags[nf].off = segs[i].off;
-			frags[nf].pos = pos;
-			frags[nf].size = segs[i].size;
-			frags[nf].token = tokens[nf];
-			nf++;
-		}
 		if (nf && sink(sink_arg, frags, nf, why))
 			goto fail;
 		goto counted;
 	}
 	if (frag_bytes)
 		dmabuf_sync(r->dmabuf_fd, DMA_BUF_SYNC_START | DMA_BUF_SYNC_READ);
-	pos = 0;
-	for (i = 0; i < nseg; i++) {
-		if (!segs[i].linear)
-			memcpy((char *)dst + pos, r->map + segs[i].off, segs[i].size);
-		pos += segs[i].size;
-	}
+	for (i = 0; i < nf; i++)
+		memcpy((char *)dst + frags[i].pos, r->map + frags[i].off, frags[i].size);
 	if (frag_bytes)
 		dmabuf_sync(r->dmabuf_fd, DMA_BUF_SYNC_END | DMA_BUF_SYNC_READ);
-	err = dm_rx_tokens_return(fd, tokens, ntok);
+	err = dm_rx_tokens_return(fd, tokens, nf);
 	if (err) {
 		*why = "SO_DEVMEM_DONTNEED failed";
 		errno = -err;
@@ -673,7 +675,7 @@ counted:
 	return n;
 fail:
 	/* what was reported is lost: give the tokens back, fail the comm */
-	dm_rx_tokens_return(fd, tokens, ntok);
+	dm_rx_tokens_return(fd, tokens, nf);
 	errno = EPROTO;
 	return -1;
 }

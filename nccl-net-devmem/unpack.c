@@ -229,29 +229,38 @@ int dm_unpack_take(void *arg, const struct dm_rx_frag *f, int n, const char **wh
 			return -1;
 		}
 	}
-	for (i = 0; i < n; i++) {
-		uint64_t dst = k->dst_off + f[i].pos;
-		union dm_load_meta *last = u->nmeta[s] ? &u->meta->mem[s][u->nmeta[s] - 1] : NULL;
+	{
+		union dm_load_meta *mem = u->meta->mem[s];
+		union dm_load_meta *last = u->nmeta[s] ? &mem[u->nmeta[s] - 1] : NULL;
+		uint32_t *tok = &u->tok[s][u->ntok[s]];
+		uint8_t *tok_sock = &u->tok_sock[s][u->ntok[s]];
+		unsigned nm = u->nmeta[s];
+		uint64_t bytes = 0;
 
-		/* one copy for what is contiguous at both ends */
-		if (last && extends(last->src_off, last->dst_off, last->len, f[i].off, dst,
-				    f[i].size)) {
-			last->len += f[i].size;
-		} else {
-			union dm_load_meta *m = &u->meta->mem[s][u->nmeta[s]++];
+		for (i = 0; i < n; i++) {
+			uint64_t dst = k->dst_off + f[i].pos;
 
-			m->src_off = (uint32_t)f[i].off;
-			m->len = f[i].size;
-			m->dst_off = dst;
+			/* one copy for what is contiguous at both ends */
+			if (last && extends(last->src_off, last->dst_off, last->len, f[i].off,
+					    dst, f[i].size)) {
+				last->len += f[i].size;
+			} else {
+				last = &mem[nm++];
+				last->src_off = (uint32_t)f[i].off;
+				last->len = f[i].size;
+				last->dst_off = dst;
+			}
+			tok[i] = f[i].token;
+			tok_sock[i] = (uint8_t)k->sock;
+			bytes += f[i].size;
 		}
-		u->tok[s][u->ntok[s]] = f[i].token;
-		u->tok_sock[s][u->ntok[s]] = (uint8_t)k->sock;
-		u->ntok[s]++;
+		u->nmeta[s] = nm;
+		u->ntok[s] += (unsigned)n;
 		/* a fragment holds its page of the region until consumed */
-		u->bytes[s] += DM_RX_PAGE;
-		u->held += DM_RX_PAGE;
-		u->frag_bytes += f[i].size;
-		u->frags++;
+		u->bytes[s] += (uint64_t)n * DM_RX_PAGE;
+		u->held += (uint64_t)n * DM_RX_PAGE;
+		u->frag_bytes += bytes;
+		u->frags += (uint64_t)n;
 	}
 	pthread_mutex_unlock(&c->lock);
 	return 0;

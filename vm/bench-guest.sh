@@ -48,6 +48,8 @@
 #    RSS table points at queue 0 (host traffic), and the plugin binds queue
 #    1 and steers its data sockets there, as an administrator sets a host
 #    up for it (nccl-net-devmem/README.md); raw devmem gets queue 1 by RSS.
+#    Raw runs over IPv4 here, as the plugin's connections do (elsewhere
+#    the bench runs over IPv6): the two stacks' receive paths differ.
 #
 # 7. "nccl-profile" (only when SECTIONS names it): one run of the NCCL
 #    plugin with UNPACK delivery, MIB MiB at MTU 1500, set up as in 6, for
@@ -174,7 +176,7 @@ pair()
 	[ "$txm" = devmem ] && tx_opts=(-f "$CLI_IF")
 	irq_pin "$SRV_NS" "$SRV_IF" 1
 	irq_pin "$CLI_NS" "$CLI_IF" 0
-	ip netns exec "$SRV_NS" timeout 900 "$bench" rx "$rxm" -s "$SRV_ADDR6" \
+	ip netns exec "$SRV_NS" timeout 900 "$bench" rx "$rxm" -s "${pair_addr:-$SRV_ADDR6}" \
 		-p $port -n "$flows" -c 1 -M "$id" "${rx_opts[@]}" \
 		> "$out/$name.rx" 2> "$out/$name.rx.err" &
 	srv=$!
@@ -186,7 +188,7 @@ pair()
 		fails=$((fails + 1))
 		return 1
 	fi
-	ip netns exec "$CLI_NS" timeout 900 "$bench" tx "$txm" -s "$SRV_ADDR6" \
+	ip netns exec "$CLI_NS" timeout 900 "$bench" tx "$txm" -s "${pair_addr:-$SRV_ADDR6}" \
 		-p $port -n "$flows" -b "${size}M" -c 0 -M $((id + 1)) \
 		"${tx_opts[@]}" > "$out/$name.tx" 2> "$out/$name.tx.err"
 	rc=$?
@@ -307,7 +309,7 @@ if want nccl; then
 	if [ -x "$nccl"/nccl_harness ] && [ -e "$nccl"/libnccl-net-devmem.so ]; then
 		set_mtu 1500 || { log "MTU 1500: link did not come back"; exit 1; }
 		for r in $(seq 1 "$reps"); do
-			pair "nccl-raw-$r" devmem plain 1 "$mib"
+			pair_addr=$SRV_ADDR4 pair "nccl-raw-$r" devmem plain 1 "$mib"
 			nccl_pair "nccl-unpack-$r" unpack
 			nccl_pair "nccl-copy-$r" copy
 		done

@@ -19,7 +19,11 @@
 # - a 4 MiB region that 22 MB pass through (tokens must come back), a
 #   region too small for a connection's socket buffers (copy mode), one
 #   that holds fixed buffers but not autotuned ones (SO_RCVBUF 1024 KiB),
-#   autotuned buffers by default;
+#   autotuned buffers by default, and one that holds one connection of
+#   autotuned buffers and then only fixed ones (the second connection gets
+#   SO_RCVBUF 1024 KiB);
+# - no progress threads (NCCL_DEVMEM_NTHREADS=0: test() moves the bytes),
+#   with copy and with UNPACK delivery through an 8 MiB region;
 # - a devmem recvmsg that cannot grow its socket's token table (fault
 #   injection): retried, every byte right; one that never can: the comm
 #   fails after 10 s with the reason;
@@ -153,7 +157,8 @@ bound()
 
 harness wire-devmem-rx-sizes wire-devmem-rx-8-outstanding wire-copy-mode-env \
 	wire-sender-killed wire-small-region wire-region-spoken-for \
-	wire-fixed-buffers-small-region \
+	wire-fixed-buffers-small-region wire-later-connection-fixed \
+	wire-no-progress-threads wire-unpack-no-progress-threads \
 	wire-devmem-tx-sizes wire-devmem-tx-and-rx wire-tx-not-a-dmabuf wire-tx-env-off \
 	wire-tx-refused-at-send wire-tx-receiver-killed wire-tx-done-when-acked \
 	wire-unpack-sizes wire-unpack-tx-8-outstanding wire-unpack-too-many-fragments \
