@@ -1767,21 +1767,29 @@ static int case_env(void)
 static int case_threads_affinity(void)
 {
 	static const struct {
-		int pin;		/* the receiver on one CPU */
-		const char *env, *want;
+		int pin;		/* both sides on one CPU */
+		const char *env, *want;	/* the receiver's env, its comm's log */
+		const char *want_send;	/* the sender's comm's log */
 	} cfgs[] = {
-		{ 1, NULL, "2 data sockets, 0 threads" },
-		{ 1, "NCCL_DEVMEM_NTHREADS=2", "2 data sockets, 2 threads" },
-		{ 0, NULL, "2 data sockets, 2 threads" },
-		{ 0, "NCCL_DEVMEM_NTHREADS=0", "2 data sockets, 0 threads" },
+		{ 1, NULL, "2 data sockets, 0 threads", "2 data sockets, 1 threads" },
+		{ 1, "NCCL_DEVMEM_NTHREADS=2", "2 data sockets, 2 threads",
+		  "2 data sockets, 1 threads" },
+		{ 0, NULL, "2 data sockets, 2 threads", "2 data sockets, 2 threads" },
+		{ 0, "NCCL_DEVMEM_NTHREADS=0", "2 data sockets, 0 threads",
+		  "2 data sockets, 2 threads" },
 	};
 	const char *two = "2 data sockets, 2 threads";
 	cpu_set_t mine, one;
-	int first = -1, c;
+	int first = -1, c, cuda;
+	void *lib;
 	size_t i;
 
 	if (sched_getaffinity(0, sizeof(mine), &mine))
 		FAIL("sched_getaffinity: %m");
+	lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+	cuda = lib != NULL;
+	if (lib)
+		dlclose(lib);
 	for (c = 0; c < CPU_SETSIZE && first < 0; c++)
 		if (CPU_ISSET(c, &mine))
 			first = c;
@@ -1799,6 +1807,8 @@ static int case_threads_affinity(void)
 			continue;
 		}
 		cfg.recv_env[0] = cfgs[i].env;
+		/* with libcuda the default stands on either side */
+		cfg.send_expect = cuda ? NULL : cfgs[i].want_send;
 		plan_random(&p, 20, MIB, 1, 4, 950 + i);
 		fflush(stdout);
 		pid = fork();
@@ -1821,7 +1831,9 @@ static int case_threads_affinity(void)
 			FAIL("configuration %zu (%s, %s): %s", i, cfgs[i].pin ? "one CPU" : "all CPUs",
 			     cfgs[i].env ? cfgs[i].env : "no NCCL_DEVMEM_NTHREADS",
 			     rc == 3 ? "the log does not say the threads expected" :
-			     rc == 2 ? "cannot pin" : "the transfer failed");
+			     rc == 2 ? "cannot pin" :
+			     "the transfer failed, or the sender's log does not say the threads "
+			     "expected");
 	}
 	return 0;
 }
@@ -4478,8 +4490,10 @@ static int run_case(int num, const struct tcase *t)
  * GPU work in production) or "copy" (devmem RX, the plugin copies the
  * bytes into the receive buffers).  The receiver runs pinned to CPU 1 (its
  * progress threads inherit it), the sender to CPU 0, as vm/bench-guest.sh
- * lays out the NICs' interrupts.  A side whose pass over its requests
- * found none done sleeps 20 us (HARNESS_BENCH_NAP_US; timer slack 1 ns): NCCL's proxy thread
+ * lays out the NICs' interrupts.  Each side tests only its oldest request
+ * in flight, and the next once that one is done, as NCCL's proxy tests a
+ * connection's steps in order.  A side whose pass found none done sleeps
+ * 20 us (HARNESS_BENCH_NAP_US; timer slack 1 ns): NCCL's proxy thread
  * spins there instead, which is the driver's cost, not the plugin's; the
  * naps and the receiving driver's own CPU time are printed.  Over the wire
  * a run fails unless at least 90% of the bytes came through the dma-buf
@@ -4632,7 +4646,7 @@ static int bench_sender(struct peer *self)
 	bench_mark(2 * b->id + 2);
 	end = bench_now_ms() + BENCH_LIMIT_MS;
 	while (done < nmsg) {
-		int progress = 0;
+		int progress = 0, d = 1;
 
 		if (bench_now_ms() > end) {
 			diag("bench sender: %llu of %llu messages done after %d s",
@@ -4640,23 +4654,22 @@ static int bench_sender(struct peer *self)
 			     BENCH_LIMIT_MS / 1000);
 			goto out;
 		}
-		for (i = 0; i < BENCH_DEPTH && posted < nmsg; i++) {
-			if (req[i])
-				continue;
+		while (posted < nmsg && posted - done < BENCH_DEPTH) {
+			i = (int)(posted % BENCH_DEPTH);
 			if (n_isend(&n, sc, buf + (size_t)i * BENCH_MSG, BENCH_MSG, 7, mh, &req[i])) {
 				diag("bench sender: isend #%llu failed", (unsigned long long)posted);
 				goto out;
 			}
-			if (req[i]) {
-				posted++;
-				progress = 1;
-			}
-		}
-		for (i = 0; i < BENCH_DEPTH; i++) {
-			int d = 0, size = 0;
-
 			if (!req[i])
-				continue;
+				break;
+			posted++;
+		}
+		/* the oldest first, in order */
+		while (done < posted && d) {
+			int size = 0;
+
+			i = (int)(done % BENCH_DEPTH);
+			d = 0;
 			if (n_test(&n, req[i], &d, &size)) {
 				diag("bench sender: test failed");
 				goto out;
@@ -4731,6 +4744,7 @@ static int bench_receive(struct net *n, void *rc_, struct unpack_handle *uh, uin
 			head++;
 			posted++;
 		}
+		/* the oldest not yet done first, in order */
 		for (i = tail; i < head; i++) {
 			unsigned k = (unsigned)(i % BENCH_DEPTH);
 			int dn = 0, size = -1;
@@ -4742,6 +4756,8 @@ static int bench_receive(struct net *n, void *rc_, struct unpack_handle *uh, uin
 			if (dn && size != (int)BENCH_MSG)
 				FAIL("bench: a receive of %d bytes, %u sent", size, BENCH_MSG);
 			ready[k] = dn;
+			if (!dn)
+				break;
 		}
 		/* in posting order, as NCCL's kernel and proxy */
 		while (tail < head && ready[tail % BENCH_DEPTH]) {
