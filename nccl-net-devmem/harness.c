@@ -4484,8 +4484,8 @@ static int run_case(int num, const struct tcase *t)
  * loopback, in copy mode: a smoke test), as NCCL moves data: 512 KiB
  * messages (NCCL's SIMPLE step over a network), 8 receives in flight, each
  * given back with irecvConsumed once done; the plugin's defaults (2 data
- * sockets, 2 progress threads) unless NCCL_DEVMEM_NSOCKS / _NTHREADS say
- * otherwise (the data sockets are printed).  MODE: "unpack" (devmem RX, the UNPACK
+ * sockets; progress threads by the CPUs each side may use) unless
+ * NCCL_DEVMEM_NSOCKS / _NTHREADS say otherwise (both are printed).  MODE: "unpack" (devmem RX, the UNPACK
  * metas taken as NCCL's kernel would take them, minus the gather, which is
  * GPU work in production) or "copy" (devmem RX, the plugin copies the
  * bytes into the receive buffers).  The receiver runs pinned to CPU 1 (its
@@ -4493,8 +4493,10 @@ static int run_case(int num, const struct tcase *t)
  * lays out the NICs' interrupts.  Each side tests only its oldest request
  * in flight, and the next once that one is done, as NCCL's proxy tests a
  * connection's steps in order.  A side whose pass found none done sleeps
- * 20 us (HARNESS_BENCH_NAP_US; timer slack 1 ns): NCCL's proxy thread
- * spins there instead, which is the driver's cost, not the plugin's; the
+ * (timer slack 1 ns): the receiver 20 us (HARNESS_BENCH_NAP_US), the
+ * sender, which only keeps 8 messages posted, 200 us
+ * (HARNESS_BENCH_SEND_NAP_US): NCCL's proxy thread spins there instead,
+ * on a core of its own, which is the driver's cost, not the plugin's; the
  * naps and the receiving driver's own CPU time are printed.  Over the wire
  * a run fails unless at least 90% of the bytes came through the dma-buf
  * (and, with UNPACK, through metas): a fallback is never measured as
@@ -4595,21 +4597,22 @@ static uint64_t bench_ns(clockid_t clk)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* The driver's nap: 20 us, or HARNESS_BENCH_NAP_US (1 to 100000). */
-static void bench_nap(void)
+/* A driver's nap: the receiver's 20 us, or HARNESS_BENCH_NAP_US; the
+ * sender's 200 us, or HARNESS_BENCH_SEND_NAP_US (1 to 100000 each). */
+static void bench_nap(int sender)
 {
-	static long us;
-	struct timespec nap = { 0, 20000 };
+	static long us[2];
+	struct timespec nap;
 
-	if (!us) {
-		const char *e = getenv("HARNESS_BENCH_NAP_US");
+	if (!us[sender]) {
+		const char *e = getenv(sender ? "HARNESS_BENCH_SEND_NAP_US" : "HARNESS_BENCH_NAP_US");
 		char *end = NULL;
 		long v = e ? strtol(e, &end, 10) : 0;
 
-		us = e && *e && !*end && v >= 1 && v <= 100000 ? v : 20;
+		us[sender] = e && *e && !*end && v >= 1 && v <= 100000 ? v : sender ? 200 : 20;
 	}
-	nap.tv_sec = us / 1000000;
-	nap.tv_nsec = (us % 1000000) * 1000;
+	nap.tv_sec = us[sender] / 1000000;
+	nap.tv_nsec = (us[sender] % 1000000) * 1000;
 	nanosleep(&nap, NULL);
 }
 
@@ -4681,7 +4684,7 @@ static int bench_sender(struct peer *self)
 			}
 		}
 		if (!progress)
-			bench_nap();
+			bench_nap(1);
 	}
 	bench_mark(2 * b->id + 3);
 	rc = 0;
@@ -4777,7 +4780,7 @@ static int bench_receive(struct net *n, void *rc_, struct unpack_handle *uh, uin
 			progress = 1;
 		}
 		if (!progress) {
-			bench_nap();
+			bench_nap(0);
 			(*naps)++;
 		}
 	}
