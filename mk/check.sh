@@ -64,7 +64,7 @@ fi
 # and again with no progress threads: test() moves the bytes (the cases
 # that set NCCL_DEVMEM_NTHREADS themselves keep theirs)
 n=$((n + 1))
-if NCCL_DEVMEM_NTHREADS=0 "$build"/nccl/nccl_harness "$build"/nccl/libnccl-net-devmem.so \
+if HARNESS_NTHREADS=0 "$build"/nccl/nccl_harness "$build"/nccl/libnccl-net-devmem.so \
 	> "$out/host-nccl-nothreads.log" 2>&1; then
 	tap "ok $n host: nccl plugin harness, NCCL_DEVMEM_NTHREADS=0 ($(tail -1 "$out/host-nccl-nothreads.log"))"
 else

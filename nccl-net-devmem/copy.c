@@ -6,14 +6,15 @@
  * Each comm owns its sockets and T progress threads (NCCL_DEVMEM_NTHREADS,
  * default DM_DEFAULT_NTHREADS, without libcuda no more than the CPUs the
  * creating thread may run on, and on one CPU none for a recv comm; at most
- * the number of data sockets).  Thread w serves data sockets w, w + T, ...; thread 0 also
- * serves the control socket.  isend/irecv only queue a request (up to
- * NCCL_NET_MAX_REQUESTS per comm; *request = NULL when all slots are
- * taken) and wake the threads; test() only looks.  With T = 0 test() does
- * the threads' work itself (progress_inline(): one caller at a time, under
- * progress_lock, which then owns what a thread would).  All shared state
- * of a comm is under its mutex; the threads hold it only to pick up or
- * account for work, never across I/O.
+ * the number of data sockets).  Thread w serves data sockets w, w + T,
+ * ...; thread 0 also serves the control socket.  isend/irecv only queue a
+ * request (up to NCCL_NET_MAX_REQUESTS per comm; *request = NULL when all
+ * slots are taken) and wake the threads; test() only looks.  With T = 0
+ * test() of a request in flight does the threads' work itself
+ * (progress_inline(): one caller at a time, under progress_lock, which
+ * then owns what a thread would, and which close waits for).  All shared
+ * state of a comm is under its mutex; the threads hold it only to pick up
+ * or account for work, never across I/O.
  *
  * A message of size S goes as one SEND on the control socket (payload
  * inline when S <= DM_INLINE_MAX) plus its chunks on the data sockets as
@@ -360,7 +361,9 @@ static int recv_retry(struct dm_comm *c, int k, struct dm_retry *rt)
 		DM_WARN("recv comm %p: %s: devmem recvmsg: %s (no token could be handed out, or "
 			"a bad buffer); retrying for up to %d s", (void *)c, name, strerror(err),
 			DM_TOKEN_RETRY_MS / 1000);
-	if (!rt->since_ms || now - rt->last_ms > DM_RETRY_GAP_MS)
+	/* Without threads the failures come only as often as test() is
+	 * called: only a successful read starts afresh. */
+	if (!rt->since_ms || (c->nthreads && now - rt->last_ms > DM_RETRY_GAP_MS))
 		rt->since_ms = now;
 	rt->last_ms = now;
 	if (now - rt->since_ms >= DM_TOKEN_RETRY_MS) {
@@ -369,6 +372,8 @@ static int recv_retry(struct dm_comm *c, int k, struct dm_retry *rt)
 			      DM_TOKEN_RETRY_MS / 1000, strerror(err));
 		return -1;
 	}
+	if (!c->nthreads)
+		return 0;	/* test()'s caller tries again at its next call */
 	usleep(1000);
 	return 1;
 }
@@ -698,18 +703,26 @@ static int progress_pass(struct dm_comm *c, int idx, int stride, struct pollfd *
 
 /* Without progress threads (nthreads 0): test()'s caller (NCCL's proxy
  * thread) moves the bytes itself, one caller at a time, as long as there
- * is progress (a few passes at most: a test() call must not take for ever).
- * A caller finding another at it leaves: that one moves them. */
+ * is progress, for DM_INLINE_PASSES passes at most (each bounded by the
+ * receives and sends posted).  A caller finding another at it leaves:
+ * that one moves them. */
 static void progress_inline(struct dm_comm *c)
 {
 	void *was = NULL;
-	int rounds = 0, swap;
+	int rounds = 0, swap = 0;
 
 	if (pthread_mutex_trylock(&c->progress_lock))
 		return;
 	/* CUDA work in the context the comm was made in, as a thread's */
-	swap = c->gpu && c->gpu->ctx && !dm_cuda_ctx(&was) && was != c->gpu->ctx &&
-	       !dm_cuda_set_ctx(c->gpu->ctx);
+	if (c->gpu && c->gpu->ctx && !dm_cuda_ctx(&was) && was != c->gpu->ctx) {
+		if (dm_cuda_set_ctx(c->gpu->ctx)) {
+			pthread_mutex_unlock(&c->progress_lock);
+			dm_comm_error(c, ncclUnhandledCudaError, "test(): cannot make the comm's "
+				      "CUDA context current");
+			return;
+		}
+		swap = 1;
+	}
 	while (rounds++ < DM_INLINE_PASSES && progress_pass(c, 0, 1, NULL, NULL))
 		;
 	if (swap)
@@ -1082,7 +1095,7 @@ ncclResult_t dm_irecv(void *recv_comm, int n, void **data, const uint64_t *sizes
 /*
  * Stall report, test()'s half: the request in flight for longer than
  * NCCL_DEVMEM_STALL_WARN_S and what the comm knows under its lock.  The
- * progress threads add what they own (worker_report).
+ * progress threads add what they own (progress_report).
  */
 static void stall_report(struct dm_comm *c, const struct dm_req *q, uint64_t age_ms, char *buf,
 			 size_t bl)
@@ -1220,6 +1233,9 @@ ncclResult_t dm_test(void *request, int *done, int *sizes)
 			/* no threads: the progress state is the caller's */
 			progress_report(c, 0, 1);
 			pthread_mutex_unlock(&c->progress_lock);
+		} else if (!c->nthreads) {
+			DM_WARN("%s comm %p: the progress state is busy (another test() is "
+				"moving the bytes)", kind(c), (void *)c);
 		}
 	} else if (stalled == 2 && report[0]) {
 		DM_WARN("%s comm %p: %s", kind(c), (void *)c, report);
@@ -1240,6 +1256,11 @@ ncclResult_t dm_close_comm(void *comm, int want)
 	}
 	atomic_store(&c->stop, 1);
 	wake(c, 0);
+	if (!c->nthreads) {
+		/* a test() still moving bytes (NCCL never closes meanwhile) */
+		pthread_mutex_lock(&c->progress_lock);
+		pthread_mutex_unlock(&c->progress_lock);
+	}
 	for (i = 0; i < c->nthreads; i++) {
 		if (c->workers[i].started)
 			pthread_join(c->workers[i].tid, NULL);

@@ -1234,16 +1234,24 @@ static uint64_t plan_data_bytes(const struct plan *p)
 #define HARNESS_SKIPPED 77
 
 /* The number the plugin logged just before `what`, or -1. */
-static long long logged_number(const char *what)
+/* The number just before the nth (from 0) `what` in the log, or -1. */
+static long long logged_number_nth(const char *what, int nth)
 {
 	const char *p = log_find(what), *q;
 
+	while (p && nth-- > 0)
+		p = strstr(p + 1, what);
 	if (!p)
 		return -1;
 	q = p;
 	while (q > log_text && q[-1] >= '0' && q[-1] <= '9')
 		q--;
 	return q < p ? strtoll(q, NULL, 10) : -1;
+}
+
+static long long logged_number(const char *what)
+{
+	return logged_number_nth(what, 0);
 }
 
 
@@ -1730,7 +1738,7 @@ static int case_env(void)
 		  { "NCCL_DEVMEM_NSOCKS=2", "NCCL_DEVMEM_NTHREADS=16" } },
 		{ { "NCCL_DEVMEM_NSOCKS=7", "NCCL_DEVMEM_NTHREADS=7" }, { "NCCL_DEVMEM_NTHREADS=2" } },
 		/* Invalid values: a WARN and the defaults. */
-		{ { "NCCL_DEVMEM_NSOCKS=abc", "NCCL_DEVMEM_NTHREADS=0" },
+		{ { "NCCL_DEVMEM_NSOCKS=abc", "NCCL_DEVMEM_NTHREADS=-1" },
 		  { "NCCL_DEVMEM_NTHREADS=99999" } },
 	};
 	size_t i;
@@ -1814,8 +1822,7 @@ static int case_threads_affinity(void)
 		pid = fork();
 		if (pid == 0) {
 			prctl(PR_SET_PDEATHSIG, SIGKILL);
-			if (!cfgs[i].env)
-				unsetenv("NCCL_DEVMEM_NTHREADS");	/* the default */
+			unsetenv("NCCL_DEVMEM_NTHREADS");	/* the sender's: the default */
 			if (cfgs[i].pin && sched_setaffinity(0, sizeof(one), &one))
 				_exit(2);
 			if (run_pair(&cfg))
@@ -2570,9 +2577,30 @@ static int case_kill_receiver(void)
 		rc = (int)n_isend(&n, sc, buf + KILL_FIRST, KILL_SIZE, 0, mh, &r2);
 	if (rc)
 		FAIL("isend failed");
-	if (read_full(peer.rfd, &c, 1, scaled(5000)))
+	/* testing the sends meanwhile, as NCCL would (without progress
+	 * threads, test() moves the bytes) */
+	t0 = now_ms() + (uint64_t)scaled(5000);
+	for (;;) {
+		struct pollfd pf = { .fd = peer.rfd, .events = POLLIN };
+		int d = 0, size = 0;
+
+		if (r1 && n_test(&n, r1, &d, &size))
+			FAIL("test of the first send failed");
+		if (d)
+			r1 = NULL;
+		if (!r1 && n_test(&n, r2, &d, &size))
+			FAIL("test of the second send failed");
+		if (poll(&pf, 1, 1) > 0 || now_ms() > t0)
+			break;
+	}
+	if (read_full(peer.rfd, &c, 1, scaled(100)))
 		FAIL("receiver did not get the first message");
-	msleep(50);
+	for (t0 = now_ms() + 50; now_ms() < t0; msleep(1)) {
+		int d = 0, size = 0;
+
+		if (n_test(&n, r2, &d, &size))
+			FAIL("test of the second send failed");
+	}
 	kill(peer.pid, SIGKILL);
 	waitpid(peer.pid, &st, 0);
 	t0 = now_ms();
@@ -3408,11 +3436,13 @@ static unsigned long rmem_reservation(void)
 	return v[0] < (64ul << 10) ? 64ul << 10 : v[0];
 }
 
-/* Two connections of one comm context, the first held open.  The region's
- * budget (less igb's default ring of 256 and its pool's 128 cached pages,
- * 1.5 MiB) holds two connections of autotuned buffers (2 sockets of
- * tcp_rmem's maximum each, copy delivery) and half a connection of fixed
- * ones (2 sockets of SO_RCVBUF 1024 KiB, doubled) more: the first gets
+/* Two connections of one comm context, the first held open.  The region
+ * (4 sockets of tcp_rmem's maximum, 2 MiB, and 2 MiB for igb's default
+ * ring of 256 with its pool's 128 cached pages: wire.sh leaves both
+ * alone, and a namespace starts with the initial one's tcp_rmem) leaves a
+ * budget that holds two connections of autotuned buffers (2 sockets each,
+ * copy delivery) and half a connection of fixed ones (2 sockets of
+ * SO_RCVBUF 1024 KiB, doubled) more: the first gets
  * autotuned buffers; the second would fit autotuned, but then no later
  * connection would keep devmem RX, so it gets SO_RCVBUF 1024 KiB; both
  * devmem RX.  (Taking autotuned buffers first come, the second got them.) */
@@ -3424,6 +3454,7 @@ static int case_wire_later_connection_fixed(void)
 	struct pair_cfg cfg = { .send_ver = 11, .recv_ver = 11, .plan = &p, .ms = 60000,
 				.conns = 2 };
 	const char *auto_line, *fixed_line, *first;
+	long long got;
 	int rc, ordered;
 
 	if (!a)
@@ -3434,6 +3465,11 @@ static int case_wire_later_connection_fixed(void)
 	cfg.recv_env[1] = "NCCL_DEVMEM_NSOCKS=2";
 	plan_sizes(&p, wire_sizes, (int)(sizeof(wire_sizes) / sizeof(wire_sizes[0])), 2, 78);
 	rc = run_pair(&cfg) || wire_expect(&p, NULL);
+	/* wire_expect() read the first comm's count: the second's too */
+	got = logged_number_nth(" bytes received into the dma-buf", 1);
+	if (!rc && (got < 0 || (uint64_t)got * 10 < plan_data_bytes(&p) * 9))
+		FAIL("the second connection took %lld of %llu bytes through the dma-buf", got,
+		     (unsigned long long)plan_data_bytes(&p));
 	plan_free(&p);
 	if (rc)
 		return -1;
@@ -4243,10 +4279,11 @@ static int case_wire_unpack_sizes(void)
 	return rc ? -1 : 0;
 }
 
-/* No progress threads on either side (NCCL_DEVMEM_NTHREADS=0): test()
- * moves the bytes, devmem RX all the same.  With UNPACK delivery, through
- * an 8 MiB region: a socket that waits for pages reads again in a later
- * test(), once irecvConsumed gave them back (no thread to wake). */
+/* No progress threads on either side (NCCL_DEVMEM_NTHREADS=0, both logs
+ * checked): test() moves the bytes, devmem RX all the same.  With UNPACK
+ * delivery, through an 8 MiB region, where receives read ahead wait for
+ * pages that only irecvConsumed gives back (no thread to wake; that a
+ * wait happened is not checked). */
 static int wire_no_threads(int unpack)
 {
 	struct plan p;
@@ -4255,6 +4292,7 @@ static int wire_no_threads(int unpack)
 
 	cfg.recv_env[0] = "NCCL_DEVMEM_NTHREADS=0";
 	cfg.send_env[0] = "NCCL_DEVMEM_NTHREADS=0";
+	cfg.send_expect = "data sockets, 0 threads";
 	if (unpack) {
 		unpack_env_set();
 		cfg.recv_env[1] = "NCCL_DEVMEM_RX_REGION_MB=8";
@@ -4997,6 +5035,10 @@ int main(int argc, char **argv)
 		return bench_main(nbench, bench);
 	unsetenv("NCCL_DEVMEM_NSOCKS");
 	unsetenv("NCCL_DEVMEM_NTHREADS");
+	/* HARNESS_NTHREADS: NCCL_DEVMEM_NTHREADS for the cases that do not
+	 * set their own (make check runs them all again with 0) */
+	if (getenv("HARNESS_NTHREADS") && *getenv("HARNESS_NTHREADS"))
+		setenv("NCCL_DEVMEM_NTHREADS", getenv("HARNESS_NTHREADS"), 1);
 	for (i = 0; i < ncases; i++)
 		num += wanted(cases[i].name, only, nonly);
 	printf("TAP version 13\n1..%d\n# plugin %s\n", num, plugin_path);

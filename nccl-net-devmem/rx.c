@@ -592,8 +592,11 @@ ssize_t dm_rx_recv(struct dm_rx_region *r, int fd, void *dst, size_t len, struct
 	/* One pass: each fragment's place in the stream, and each run the
 	 * kernel copied (they sit packed at dst, in stream order). */
 	cm = msg.msg_controllen >= sizeof(*cm) ? (struct cmsghdr *)ctl.buf : NULL;
-	if (cm && cm->cmsg_len > msg.msg_controllen)
-		cm = NULL;
+	if (cm && (cm->cmsg_len < sizeof(*cm) || cm->cmsg_len > msg.msg_controllen)) {
+		*why = msg.msg_flags & MSG_CTRUNC ? "devmem cmsgs truncated" :
+			"malformed devmem cmsg";
+		goto fail;
+	}
 	for (; cm; cm = cmsg_next(ctl.buf, msg.msg_controllen, cm)) {
 		struct dm_dmabuf_cmsg dc;
 
@@ -601,7 +604,8 @@ ssize_t dm_rx_recv(struct dm_rx_region *r, int fd, void *dst, size_t len, struct
 		    (cm->cmsg_type != DM_SO_DEVMEM_DMABUF && cm->cmsg_type != DM_SO_DEVMEM_LINEAR))
 			continue;
 		if (cm->cmsg_len != CMSG_LEN(sizeof(dc)) || nf + nl == DM_RX_MAX_FRAGS) {
-			*why = "malformed devmem cmsg";
+			*why = msg.msg_flags & MSG_CTRUNC ? "devmem cmsgs truncated" :
+				"malformed devmem cmsg";
 			goto fail;
 		}
 		memcpy(&dc, CMSG_DATA(cm), sizeof(dc));
