@@ -120,7 +120,7 @@ udmabuf_limit=
 udmabuf_mode=
 helper_pid=
 fi_knobs=
-trap cleanup EXIT
+trap 'cleanup || exit 1' EXIT
 topo_setup || exit 1
 # wire-tx-done-when-acked takes the server NIC down and up: keep its
 # addresses

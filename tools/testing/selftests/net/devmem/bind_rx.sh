@@ -3,4 +3,8 @@
 #
 # The bind-rx tests. Run last: their fault injection test can leave the
 # DMA-API debug code without memory, which then turns itself off.
+#
+# The NICs may still be coming back from the namespaces of the tests before.
+source "$(dirname "$0")"/topology.sh
+topo_teardown || exit 1
 exec "$(dirname "$0")"/bind_rx

@@ -41,7 +41,7 @@ cleanup()
 	rm -rf "$tmp"
 	topo_teardown
 }
-trap cleanup EXIT
+trap 'cleanup || exit 1' EXIT
 
 # Per-queue ethtool -S counter of the server NIC.
 srv_stat()

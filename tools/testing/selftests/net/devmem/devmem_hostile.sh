@@ -82,7 +82,7 @@ cleanup()
 	rm -rf "$tmp"
 	topo_teardown
 }
-trap cleanup EXIT
+trap 'cleanup || exit 1' EXIT
 
 # Ip: or Ip6 counter of a namespace.
 snmp4()

@@ -6,7 +6,7 @@
 
 source "$(dirname "$0")"/topology.sh
 
-trap topo_teardown EXIT
+trap 'topo_teardown || exit 1' EXIT
 topo_setup || exit 1
 export SRV_IF CLI_NS CLI_IF
 ip netns exec "$SRV_NS" "$(dirname "$0")"/devmem_rx

@@ -20,7 +20,7 @@ cleanup()
 	fi
 	topo_teardown
 }
-trap cleanup EXIT
+trap 'cleanup || exit 1' EXIT
 
 # Both NICs in this namespace first: a binding of one NIC used by a socket
 # routed through the other.

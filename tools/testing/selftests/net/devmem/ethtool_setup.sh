@@ -30,7 +30,7 @@ cleanup()
 	rm -rf "$tmp"
 	topo_teardown
 }
-trap cleanup EXIT
+trap 'cleanup || exit 1' EXIT
 
 srv() { ip netns exec "$SRV_NS" "$@"; }
 

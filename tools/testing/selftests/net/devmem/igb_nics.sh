@@ -7,7 +7,7 @@
 source "$(dirname "$0")"/topology.sh
 ret=0
 
-topo_teardown
+topo_teardown || exit 1
 mapfile -t ifaces < <(topo_igb_ifaces)
 if [ ${#ifaces[@]} -ne 2 ]; then
 	echo "FAIL: expected 2 igb interfaces, found ${#ifaces[@]}: ${ifaces[*]}"

@@ -18,7 +18,7 @@ cleanup()
 	fi
 	topo_teardown
 }
-trap cleanup EXIT
+trap 'cleanup || exit 1' EXIT
 
 topo_setup || exit 1
 export SRV_IF CLI_NS CLI_IF

@@ -32,7 +32,7 @@ cleanup()
 	rm -rf "$tmp"
 	topo_teardown
 }
-trap cleanup EXIT
+trap 'cleanup || exit 1' EXIT
 
 srv() { ip netns exec "$SRV_NS" "$@"; }
 cli() { ip netns exec "$CLI_NS" "$@"; }

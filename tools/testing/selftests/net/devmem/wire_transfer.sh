@@ -17,7 +17,7 @@ cleanup()
 	rm -rf "$tmp"
 	topo_teardown
 }
-trap cleanup EXIT
+trap 'cleanup || exit 1' EXIT
 
 topo_setup || exit 1
 head -c $((SIZE_MB << 20)) /dev/urandom > "$tmp/sent"
