@@ -347,5 +347,5 @@ ip netns exec "$SRV_NS" ethtool -S "$SRV_IF" | grep -E 'rx_queue_1_|devmem' > "$
 grep -E 'CPU|TxRx|eth' /proc/interrupts > "$out/interrupts"
 rm -f "$out/.nic0" "$out/.nic1"
 srv_restore
-topo_teardown
+topo_teardown || fails=$((fails + 1))
 [ $fails -eq 0 ] || { log "$fails run(s) failed"; exit 1; }

@@ -30,11 +30,14 @@ srv=
 # Whatever happens, the ports go back to the initial namespace.
 finish()
 {
+	local rc=0
+
 	[ -n "$srv" ] && { kill "$srv" 2>/dev/null; wait "$srv"; }
-	topo_teardown
+	topo_teardown || rc=1
 	rm -rf "$out"
+	return $rc
 }
-trap finish EXIT
+trap 'finish || exit 1' EXIT
 topo_setup || exit 1
 tx_opts=()
 [ "$tx" = devmem ] && tx_opts=(-f "$CLI_IF")

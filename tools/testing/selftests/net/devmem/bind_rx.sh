@@ -1,8 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# The bind-rx tests. Run last: their fault injection test can leave the
-# DMA-API debug code without memory, which then turns itself off.
+# The bind-rx tests. They run after the data-path tests (TEST_PROGS order):
+# their fault injection test can leave the DMA-API debug code without
+# memory, which then turns itself off.
 #
 # The NICs may still be coming back from the namespaces of the tests before.
 source "$(dirname "$0")"/topology.sh

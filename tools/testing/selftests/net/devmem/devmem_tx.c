@@ -487,6 +487,7 @@ FIXTURE(devmem_tx) {
 	bool rss;		/* RSS table of CLI_IF to reset */
 	bool sg_off;		/* scatter-gather of CLI_IF to turn on */
 	bool csum_off;		/* checksum offload of CLI_IF to turn on */
+	struct tcp_md5sig md5;	/* TCP MD5 key of tx.fd to delete, if keylen */
 	char extack[EXTACK_LEN];
 };
 
@@ -541,6 +542,16 @@ static void rx_kill(devmem_tx_data *self)
 
 FIXTURE_TEARDOWN(devmem_tx)
 {
+	/* A receiver without the key drops signed segments, the sender
+	 * unsigned ones: with the key kept, both ends' FINs would go
+	 * unanswered and each socket would linger as an orphan for about
+	 * 100 s, holding its namespace and the NIC in it.
+	 */
+	if (self->md5.tcpm_keylen && self->tx.fd >= 0) {
+		self->md5.tcpm_keylen = 0;
+		EXPECT_EQ(0, setsockopt(self->tx.fd, IPPROTO_TCP, TCP_MD5SIG,
+					&self->md5, sizeof(self->md5)));
+	}
 	rx_kill(self);
 	if (self->tx.fd >= 0)
 		close(self->tx.fd);
@@ -1258,18 +1269,11 @@ TEST_F_TIMEOUT(devmem_tx, md5_socket_refused, FLOW_TIMEOUT)
 	ASSERT_EQ(0, tx_open(self, SRV_ADDR6, true));
 	ASSERT_EQ(0, setsockopt(self->tx.fd, IPPROTO_TCP, TCP_MD5SIG, &md5,
 				sizeof(md5)));
+	self->md5 = md5;	/* the teardown deletes the key */
 	EXPECT_EQ(-EOPNOTSUPP, devmem_send_one(self->tx.fd, self->tx.id, 0,
 					       1000, MSG_ZEROCOPY));
 	EXPECT_EQ(0, tx_outq(self->tx.fd));
 	EXPECT_EQ(0, zc_drain(&self->tx));
-	/* The receiver has no key and drops signed segments, the sender
-	 * unsigned ones: with the key kept, both ends' FINs would go
-	 * unanswered and each socket would linger as an orphan for about
-	 * 100 s, holding its namespace and the NIC in it.
-	 */
-	md5.tcpm_keylen = 0;
-	EXPECT_EQ(0, setsockopt(self->tx.fd, IPPROTO_TCP, TCP_MD5SIG, &md5,
-				sizeof(md5)));
 }
 
 /*

@@ -57,8 +57,9 @@ topo_teardown()
 	# once nothing holds the namespace: a socket of it that lingers (an
 	# orphan whose FIN goes unanswered) keeps its NIC away for minutes.
 	topo_wait '[ "$(topo_igb_ifaces | wc -l)" -ge 2 ]' 300 && return 0
-	echo "topology: $(topo_igb_ifaces | wc -l) of 2 igb NICs back 30 s" \
-		"after their namespaces were deleted (a socket still holds one)" >&2
+	echo "topology: $(topo_igb_ifaces | wc -l) of 2 igb NICs back" \
+		"$((30 * TOPO_SCALE)) s after their namespaces were deleted" \
+		"(a lingering socket holds a namespace, or a NIC lost its driver)" >&2
 	return 1
 }
 
