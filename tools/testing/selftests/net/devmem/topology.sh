@@ -51,16 +51,25 @@ topo_wait()
 
 topo_teardown()
 {
+	# A wall-clock limit: one look at the NICs forks a dozen times, which
+	# takes a good part of a second in an emulated guest.
+	local deadline=$((SECONDS + 30 * TOPO_SCALE))
+
 	ip netns del "$SRV_NS" 2>/dev/null
 	ip netns del "$CLI_NS" 2>/dev/null
 	# Deleting a namespace hands its physical devices back asynchronously,
 	# once nothing holds the namespace: a socket of it that lingers (an
 	# orphan whose FIN goes unanswered) keeps its NIC away for minutes.
-	topo_wait '[ "$(topo_igb_ifaces | wc -l)" -ge 2 ]' 300 && return 0
-	echo "topology: $(topo_igb_ifaces | wc -l) of 2 igb NICs back" \
-		"$((30 * TOPO_SCALE)) s after their namespaces were deleted" \
-		"(a lingering socket holds a namespace, or a NIC lost its driver)" >&2
-	return 1
+	while [ "$(topo_igb_ifaces | wc -l)" -lt 2 ]; do
+		if [ "$SECONDS" -ge "$deadline" ]; then
+			echo "topology: $(topo_igb_ifaces | wc -l) of 2 igb NICs" \
+				"back $((30 * TOPO_SCALE)) s after their namespaces" \
+				"were deleted (a lingering socket holds a" \
+				"namespace, or a NIC lost its driver)" >&2
+			return 1
+		fi
+		sleep 0.1
+	done
 }
 
 # Sets SRV_IF and CLI_IF.
